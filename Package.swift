@@ -1,0 +1,50 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetPolicy, Crypto};
+// SheetStore → {SQLiteKit, SheetPolicy, Crypto}; SQLiteKit → CSQLite; MicroHTTP → CMicroHTTPD;
+// Crypto → CCrypto. SheetPolicy depends on nothing but the standard library.
+let package = Package(
+    name: "sheetd",
+    products: [
+        .executable(name: "sheetd", targets: ["sheetd"])
+    ],
+    targets: [
+        // C libraries, wrapped by exactly one Swift module each.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "Crypto", dependencies: ["CCrypto"]),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD"]),
+        .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
+        .target(name: "SheetPolicy"),
+        .target(
+            name: "SheetStore",
+            dependencies: ["SQLiteKit", "SheetPolicy", "Crypto"],
+            plugins: ["EmbedMigrations"]
+        ),
+        .target(name: "SheetService", dependencies: ["MicroHTTP", "SheetStore", "SheetPolicy", "Crypto"]),
+        .executableTarget(name: "sheetd", dependencies: ["SheetService"]),
+
+        // Build-time embedding of the top-level migrations/*.sql into the SheetStore module.
+        .executableTarget(name: "EmbedMigrationsTool"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedMigrationsTool"]),
+
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP"]),
+        .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"]),
+        .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy"], resources: [.copy("Golden")]),
+        .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy"]),
+        .testTarget(name: "SheetServiceTests", dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "Crypto"]),
+    ]
+)
+
+let sharedSettings: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+for target in package.targets where target.type != .system && target.type != .plugin {
+    target.swiftSettings = (target.swiftSettings ?? []) + sharedSettings
+}

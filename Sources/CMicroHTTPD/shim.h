@@ -1,0 +1,38 @@
+#ifndef SHEETD_CMICROHTTPD_SHIM_H
+#define SHEETD_CMICROHTTPD_SHIM_H
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// MHD_start_daemon is variadic and unavailable in Swift; options travel as one MHD_OPTION_ARRAY.
+/// The accept-policy callback is an argument (not an option): it refuses new connections while draining,
+/// which replaces MHD_quiesce_daemon (that one can abort with a thread pool and epoll).
+static inline struct MHD_Daemon *
+cmhd_start_daemon(unsigned int flags, uint16_t port,
+                  MHD_AcceptPolicyCallback apc, void *apc_cls,
+                  MHD_AccessHandlerCallback dh, void *dh_cls,
+                  const struct MHD_OptionItem *options)
+{
+    return MHD_start_daemon(flags, port, apc, apc_cls, dh, dh_cls, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+/// MHD_get_daemon_info is variadic: the bound port (0 when unknown).
+static inline uint16_t cmhd_bound_port(struct MHD_Daemon *d)
+{
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    return i ? i->port : 0;
+}
+
+/// MHD_get_daemon_info is variadic: connections currently open (all workers).
+static inline unsigned int cmhd_current_connections(struct MHD_Daemon *d)
+{
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return i ? i->num_connections : 0;
+}
+
+/// The value MHD_ContentReaderCallback returns to end a chunked stream.
+static inline ssize_t cmhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+
+#endif

@@ -1,0 +1,64 @@
+internal import CCrypto
+
+/// SHA-256 and HMAC-SHA256 from OpenSSL's libcrypto. C pointers stay inside this file.
+public enum SHA256 {
+    /// The 32-byte SHA-256 digest of `bytes`.
+    public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        let input = Array(bytes)
+        input.withUnsafeBufferPointer { inputBuffer in
+            digest.withUnsafeMutableBufferPointer { out in
+                _ = CCrypto.SHA256(inputBuffer.baseAddress, inputBuffer.count, out.baseAddress)
+            }
+        }
+        return digest
+    }
+
+    /// The digest as lower-case hex (64 characters).
+    public static func hex(_ bytes: some Collection<UInt8>) -> String { Hex.encode(hash(bytes)) }
+}
+
+public enum HMACSHA256 {
+    /// HMAC-SHA256 of `message` under `key` (32 bytes).
+    public static func authenticationCode(for message: some Collection<UInt8>, key: some Collection<UInt8>) -> [UInt8] {
+        var mac = [UInt8](repeating: 0, count: 32)
+        var macLength: UInt32 = 0
+        let keyBytes = Array(key)
+        let messageBytes = Array(message)
+        keyBytes.withUnsafeBufferPointer { k in
+            messageBytes.withUnsafeBufferPointer { m in
+                mac.withUnsafeMutableBufferPointer { out in
+                    // A zero-length key still needs a valid pointer.
+                    let keyPointer = UnsafeRawPointer(k.baseAddress) ?? UnsafeRawPointer(out.baseAddress!)
+                    _ = HMAC(EVP_sha256(), keyPointer, Int32(k.count), m.baseAddress, m.count, out.baseAddress, &macLength)
+                }
+            }
+        }
+        return mac
+    }
+}
+
+/// Comparison whose time depends only on the lengths, never on where the inputs first differ.
+public func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    if a.isEmpty { return true }
+    return a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 } }
+}
+
+/// Cryptographically secure random bytes (OpenSSL's DRBG).
+public func secureRandomBytes(_ count: Int) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    let ok = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
+    precondition(ok == 1, "RAND_bytes failed: the system has no entropy source")
+    return bytes
+}
+
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0f)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
