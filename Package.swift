@@ -25,11 +25,14 @@ let package = Package(
             plugins: ["EmbedMigrations"]
         ),
         .target(name: "SheetService", dependencies: ["MicroHTTP", "SheetStore", "SheetPolicy", "Crypto"]),
-        .executableTarget(name: "sheetd", dependencies: ["SheetService"]),
+        .executableTarget(name: "sheetd", dependencies: ["SheetService"], plugins: ["EmbedOpenAPI"]),
 
         // Build-time embedding of the top-level migrations/*.sql into the SheetStore module.
         .executableTarget(name: "EmbedMigrationsTool"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedMigrationsTool"]),
+        // Build-time embedding of the top-level openapi.yaml into the executable (served at /openapi.yaml).
+        .executableTarget(name: "EmbedFileTool"),
+        .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedFileTool"]),
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP"]),

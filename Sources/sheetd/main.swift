@@ -1,1 +1,8 @@
+import Foundation
 import SheetService
+
+// Start-up only: everything else lives in SheetService.
+exit(SheetdCommand.run(
+    arguments: Array(CommandLine.arguments.dropFirst()),
+    environment: ProcessInfo.processInfo.environment,
+    openAPIDocument: embeddedOpenAPIDocument))

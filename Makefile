@@ -1,0 +1,66 @@
+# sheetd: two commands do all the set-up on a fresh Debian 12 machine with the Swift toolchain.
+#   make run    installs what is missing, builds in release, migrates, serves on http://127.0.0.1:8080
+#   make test   installs what is missing, builds, runs every test (unit, integration, smoke, spec)
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl python3-venv
+SWIFT_FLAGS ?=
+RELEASE_BIN := .build/release/sheetd
+
+.PHONY: help deps build release run test unit-test smoke-test spec-test bench bench-quick reliability container-test clean
+
+help:
+	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
+	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
+	@echo "make bench           load benchmarks against C yardsticks (writes BENCHMARKS.md)"
+	@echo "make bench-quick     a short benchmark round for development"
+	@echo "make reliability     long fault, concurrency and hostile-input runs (writes RELIABILITY.md)"
+	@echo "make container-test  build and run the Docker image with podman"
+
+# Installs the Debian packages the build needs, only those missing, only when root.
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing: $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $$missing >/dev/null; \
+	  else echo "missing Debian packages: $$missing (run as root, or: sudo apt-get install $$missing)"; exit 1; fi; \
+	fi
+
+build: deps
+	swift build $(SWIFT_FLAGS)
+
+release: deps
+	swift build -c release $(SWIFT_FLAGS)
+
+run: release
+	$(RELEASE_BIN) serve --catalog examples/catalog.json
+
+test: deps unit-test smoke-test spec-test
+
+unit-test:
+	swift build --build-tests $(SWIFT_FLAGS)
+	swift test --skip-build $(SWIFT_FLAGS)
+
+# The curl walk of scripts/smoke.sh against a freshly started server (debug build, temp database).
+smoke-test:
+	scripts/run-smoke.sh .build/debug/sheetd
+
+spec-test:
+	scripts/check-openapi.sh
+
+bench: release
+	bench/run.sh
+
+bench-quick: release
+	bench/run.sh --quick
+
+reliability: release
+	scripts/reliability.sh
+
+container-test: release
+	scripts/container-test.sh
+
+clean:
+	rm -rf .build

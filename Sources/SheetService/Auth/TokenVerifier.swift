@@ -1,0 +1,107 @@
+import Crypto
+import Foundation
+
+/// Who is calling: the admin, or one user proven by an HS256 JWT.
+public enum Principal: Sendable, Equatable {
+    case admin
+    case user(String)
+}
+
+/// Why a bearer token was refused; every case answers 401.
+public enum TokenError: Error, Equatable, Sendable {
+    case missing, malformed, unsupportedAlgorithm, badSignature, expired, notYetValid, invalidClaims(String)
+
+    var detail: String {
+        switch self {
+        case .missing: "an Authorization: Bearer token is required"
+        case .malformed: "the bearer token is not a well-formed JWT"
+        case .unsupportedAlgorithm: "only HS256 tokens are accepted"
+        case .badSignature: "the token's signature does not verify"
+        case .expired: "the token has expired"
+        case .notYetValid: "the token is not valid yet (nbf)"
+        case .invalidClaims(let why): "the token's claims are invalid: \(why)"
+        }
+    }
+}
+
+/// Verifies admin tokens and HS256 user tokens, and issues user tokens (`sheetd token`).
+public struct TokenVerifier: Sendable {
+    private let secret: [UInt8]
+    private let adminDigest: [UInt8]
+    /// Tolerated clock difference for `exp` and `nbf`.
+    public let clockSkewSeconds: Int64
+
+    public init(jwtSecret: String, adminToken: String, clockSkewSeconds: Int = 60) {
+        self.secret = Array(jwtSecret.utf8)
+        // Compare digests so neither the length nor the content of the admin token leaks through timing.
+        self.adminDigest = SHA256.hash(Array(adminToken.utf8))
+        self.clockSkewSeconds = Int64(clockSkewSeconds)
+    }
+
+    /// The principal for an `Authorization` header value.
+    public func principal(authorization: String?, now: Int64) throws(TokenError) -> Principal {
+        guard let authorization, !authorization.isEmpty else { throw .missing }
+        let scheme = authorization.prefix(7)
+        guard scheme.count == 7, scheme.lowercased() == "bearer " else { throw .malformed }
+        let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        guard !token.isEmpty, token.utf8.count <= 4096 else { throw .malformed }
+        if constantTimeEquals(SHA256.hash(Array(token.utf8)), adminDigest) { return .admin }
+        return .user(try verifyUserToken(token, now: now))
+    }
+
+    /// Verifies an HS256 JWT and returns its subject.
+    public func verifyUserToken(_ token: String, now: Int64) throws(TokenError) -> String {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+            let headerBytes = Base64URL.decode(parts[0]),
+            let payloadBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
+            let header = Self.object(headerBytes),
+            let payload = Self.object(payloadBytes)
+        else { throw .malformed }
+        // The algorithm is fixed by the server, never chosen by the token: "none" and every other are refused.
+        guard let alg = header["alg"] as? String, alg == "HS256" else { throw .unsupportedAlgorithm }
+        if let typ = header["typ"] { guard let t = typ as? String, t.uppercased() == "JWT" else { throw .malformed } }
+        let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        let expected = HMACSHA256.authenticationCode(for: signingInput, key: secret)
+        guard constantTimeEquals(signature, expected) else { throw .badSignature }
+
+        guard let sub = payload["sub"] as? String, Identifier.isValid(sub) else {
+            throw .invalidClaims("sub must be a user id (1-128 of A-Z a-z 0-9 . _ : @ -)")
+        }
+        guard let exp = Self.seconds(payload["exp"]) else { throw .invalidClaims("exp (a NumericDate) is required") }
+        guard now <= exp + clockSkewSeconds else { throw .expired }
+        if let rawNbf = payload["nbf"] {
+            guard let nbf = Self.seconds(rawNbf) else { throw .invalidClaims("nbf must be a NumericDate") }
+            guard now + clockSkewSeconds >= nbf else { throw .notYetValid }
+        }
+        return sub
+    }
+
+    /// A signed user token for `sub`, valid for `ttl` seconds from `now`.
+    public func issueUserToken(sub: String, now: Int64, ttl: Int64) -> String {
+        let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        var payloadJSON = JSONWriter()
+        payloadJSON.object { o in
+            o.member("sub", sub)
+            o.member("iat", Int(now))
+            o.member("exp", Int(now + ttl))
+        }
+        let payload = Base64URL.encode(payloadJSON.bytes)
+        let signingInput = Array("\(header).\(payload)".utf8)
+        let signature = Base64URL.encode(HMACSHA256.authenticationCode(for: signingInput, key: secret))
+        return "\(header).\(payload).\(signature)"
+    }
+
+    private static func object(_ bytes: [UInt8]) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
+    }
+
+    /// A JSON NumericDate: an integer or a finite number of seconds (fractions are truncated).
+    private static func seconds(_ value: Any?) -> Int64? {
+        guard let number = value as? NSNumber, !JSONValue.isBoolean(number) else { return nil }
+        let d = number.doubleValue
+        guard d.isFinite, abs(d) < 1e15 else { return nil }
+        return Int64(d)
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import MicroHTTP
+
+/// Helpers over Foundation's JSON values.
+enum JSONValue {
+    /// JSONSerialization returns booleans as NSNumber too; this tells them apart from 0 and 1.
+    static func isBoolean(_ number: NSNumber) -> Bool {
+        let type = String(cString: number.objCType)
+        return type == "c" || type == "B"
+    }
+
+    /// Parses a request body into an object, or a 400 problem that says what is wrong with it.
+    static func parseObject(_ body: [UInt8]) throws(Problem) -> [String: Any] {
+        guard !body.isEmpty else { throw Problems.badRequest("the request body is empty; a JSON object is expected") }
+        guard String(validating: body, as: UTF8.self) != nil else {
+            throw Problems.badRequest("the request body is not valid UTF-8")
+        }
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(body))
+        } catch {
+            throw Problems.badRequest("the request body is not valid JSON")
+        }
+        guard let object = parsed as? [String: Any] else {
+            throw Problems.badRequest("the request body must be a JSON object")
+        }
+        // Foundation silently keeps the last of duplicate keys; a client sending two values means a bug.
+        if let key = DuplicateKeyScanner.firstDuplicate(in: body) {
+            throw Problems.invalidParams([(key, "appears more than once in the same object")])
+        }
+        return object
+    }
+}
+
+/// Finds a key that occurs twice in one JSON object. Runs only on text JSONSerialization accepted.
+enum DuplicateKeyScanner {
+    static func firstDuplicate(in bytes: [UInt8]) -> String? {
+        var stack: [Set<[UInt8]>?] = []  // nil for arrays
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            let c = bytes[i]
+            switch c {
+            case UInt8(ascii: "{"): stack.append(Set()); i += 1
+            case UInt8(ascii: "["): stack.append(nil); i += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): _ = stack.popLast(); i += 1
+            case UInt8(ascii: "\""):
+                let start = i + 1
+                var j = start
+                var escaped = false
+                while j < n && bytes[j] != UInt8(ascii: "\"") {
+                    if bytes[j] == UInt8(ascii: "\\") { escaped = true; j += 1 }
+                    j += 1
+                }
+                let raw = Array(bytes[start..<min(j, n)])
+                i = j + 1
+                // A string followed by ':' is a key of the innermost object.
+                var k = i
+                while k < n && (bytes[k] == 0x20 || bytes[k] == 0x0a || bytes[k] == 0x0d || bytes[k] == 0x09) { k += 1 }
+                if k < n && bytes[k] == UInt8(ascii: ":"), let last = stack.indices.last, stack[last] != nil {
+                    let key = escaped ? decodedKey(raw) : raw
+                    if stack[last]!.contains(key) { return String(decoding: key, as: UTF8.self) }
+                    stack[last]!.insert(key)
+                }
+            default: i += 1
+            }
+        }
+        return nil
+    }
+
+    private static func decodedKey(_ raw: [UInt8]) -> [UInt8] {
+        let quoted = Data([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")])
+        guard let s = (try? JSONSerialization.jsonObject(with: quoted, options: .fragmentsAllowed)) as? String else { return raw }
+        return Array(s.utf8)
+    }
+}
+
+/// Reads typed members out of a JSON object, collecting every problem as an RFC 9457 invalid-param.
+struct BodyReader {
+    private let object: [String: Any]
+    private(set) var invalid: [(name: String, reason: String)] = []
+    private var known: Set<String> = []
+    private let prefix: String
+
+    init(_ object: [String: Any], prefix: String = "") {
+        self.object = object
+        self.prefix = prefix
+    }
+
+    mutating func fail(_ name: String, _ reason: String) { invalid.append((prefix + name, reason)) }
+
+    /// Nil when absent (or JSON null); records a problem on a wrong type.
+    mutating func string(_ name: String, maxLength: Int = 128, required: Bool = false) -> String? {
+        known.insert(name)
+        guard let raw = object[name], !(raw is NSNull) else {
+            if required { fail(name, "is required") }
+            return nil
+        }
+        guard let s = raw as? String else { fail(name, "must be a string"); return nil }
+        if s.unicodeScalars.contains(where: { $0.value == 0 }) { fail(name, "must not contain NUL characters"); return nil }
+        guard s.count <= maxLength else { fail(name, "must be at most \(maxLength) characters"); return nil }
+        return s
+    }
+
+    mutating func identifier(_ name: String, required: Bool = false, allowEmpty: Bool = false) -> String? {
+        guard let s = string(name, required: required) else { return nil }
+        if allowEmpty && s.isEmpty { return s }
+        guard Identifier.isValid(s) else { fail(name, Identifier.rule); return nil }
+        return s
+    }
+
+    mutating func enumeration<E: RawRepresentable & CaseIterable>(_ name: String, _: E.Type, required: Bool = false) -> E?
+    where E.RawValue == String {
+        guard let s = string(name, maxLength: 64, required: required) else { return nil }
+        guard let v = E(rawValue: s) else {
+            fail(name, "must be one of \(E.allCases.map { $0.rawValue }.joined(separator: ", "))")
+            return nil
+        }
+        return v
+    }
+
+    mutating func integer(_ name: String, _ range: ClosedRange<Int>, required: Bool = false) -> Int? {
+        known.insert(name)
+        guard let raw = object[name], !(raw is NSNull) else {
+            if required { fail(name, "is required") }
+            return nil
+        }
+        guard let number = raw as? NSNumber, !JSONValue.isBoolean(number) else { fail(name, "must be an integer"); return nil }
+        let d = number.doubleValue
+        guard d.isFinite, d.rounded(.towardZero) == d, abs(d) <= 9_007_199_254_740_992 else {
+            fail(name, "must be an integer"); return nil
+        }
+        let v = number.int64Value
+        guard Double(v) == d || number.stringValue == String(v), let i = Int(exactly: v), range.contains(i) else {
+            fail(name, "must be an integer from \(range.lowerBound) to \(range.upperBound)"); return nil
+        }
+        return i
+    }
+
+    mutating func number(_ name: String, _ range: ClosedRange<Double>, required: Bool = false) -> Double? {
+        known.insert(name)
+        guard let raw = object[name], !(raw is NSNull) else {
+            if required { fail(name, "is required") }
+            return nil
+        }
+        guard let number = raw as? NSNumber, !JSONValue.isBoolean(number) else { fail(name, "must be a number"); return nil }
+        let d = number.doubleValue
+        guard d.isFinite, range.contains(d) else {
+            fail(name, "must be a finite number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))"); return nil
+        }
+        return d
+    }
+
+    mutating func boolean(_ name: String) -> Bool? {
+        known.insert(name)
+        guard let raw = object[name], !(raw is NSNull) else { return nil }
+        guard let number = raw as? NSNumber, JSONValue.isBoolean(number) else { fail(name, "must be true or false"); return nil }
+        return number.boolValue
+    }
+
+    mutating func object(_ name: String) -> BodyReader? {
+        known.insert(name)
+        guard let raw = object[name], !(raw is NSNull) else { return nil }
+        guard let nested = raw as? [String: Any] else { fail(name, "must be an object"); return nil }
+        return BodyReader(nested, prefix: prefix + name + ".")
+    }
+
+    /// Takes the problems of a nested reader (and its unknown members) into this one.
+    mutating func absorb(_ nested: BodyReader) {
+        var nested = nested
+        nested.rejectUnknownMembers()
+        invalid += nested.invalid
+    }
+
+    /// Every member not read is a mistake by the client: say so (sorted, so errors are stable).
+    mutating func rejectUnknownMembers() {
+        for key in object.keys.sorted() where !known.contains(key) {
+            invalid.append((prefix + key, "is not a known member"))
+        }
+        known.formUnion(object.keys)
+    }
+
+    /// Throws the collected problems as one 400.
+    mutating func finish() throws(Problem) {
+        rejectUnknownMembers()
+        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+    }
+
+    static func format(_ d: Double) -> String { d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d) }
+}
+
+/// User, sheet and container ids: 1 to 128 characters of letters, digits and `._:@-`.
+enum Identifier {
+    static let rule = "must be 1 to 128 characters of letters, digits and ._:@-"
+
+    static func isValid(_ s: some StringProtocol) -> Bool {
+        let utf8 = s.utf8
+        guard !utf8.isEmpty, utf8.count <= 128 else { return false }
+        return utf8.allSatisfy(isAllowed)
+    }
+
+    @inline(__always) static func isAllowed(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "-"):
+            return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import MicroHTTP
+import SheetPolicy
+
+/// The `--catalog` file: `{"sheets": [definition, ...]}` in the API's own definition format.
+public enum CatalogFile {
+    /// Every definition of the file, or an error naming the first bad entry.
+    public static func load(path: String) throws(ConfigurationError) -> [SheetDefinition] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError("catalog \(path): cannot read the file")
+        }
+        let root: [String: Any]
+        do {
+            root = try JSONValue.parseObject(Array(data))
+        } catch {
+            throw ConfigurationError("catalog \(path): \(error.detail)")
+        }
+        guard root.count == 1, let entries = root["sheets"] as? [Any] else {
+            throw ConfigurationError("catalog \(path): expected {\"sheets\": [...]}")
+        }
+        var definitions: [SheetDefinition] = []
+        var seen: Set<String> = []
+        for (index, entry) in entries.enumerated() {
+            guard let object = entry as? [String: Any] else {
+                throw ConfigurationError("catalog \(path): sheets[\(index)] is not an object")
+            }
+            let name = (object["id"] as? String).map { "sheets[\(index)] '\($0)'" } ?? "sheets[\(index)]"
+            do {
+                let definition = try SheetDefinition.parse(object, pathId: nil)
+                guard seen.insert(definition.id).inserted else {
+                    throw ConfigurationError("catalog \(path): \(name): the id appears twice")
+                }
+                definitions.append(definition)
+            } catch let problem as Problem {
+                throw ConfigurationError("catalog \(path): \(name): \(problem.detail)")
+            } catch let error as ConfigurationError {
+                throw error
+            } catch {
+                throw ConfigurationError("catalog \(path): \(name): \(error)")
+            }
+        }
+        return definitions
+    }
+}

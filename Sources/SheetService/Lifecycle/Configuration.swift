@@ -1,0 +1,160 @@
+import Foundation
+import MicroHTTP
+import SheetStore
+
+/// A configuration problem: reported as one line on stderr, exit code 2.
+public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Everything `sheetd serve` needs, from flags and environment variables with the same meaning
+/// (a flag wins over its variable).
+public struct Configuration: Sendable {
+    public enum Environment: String, Sendable { case development, production }
+
+    public var http = HTTPServerConfiguration()
+    public var databasePath = "./data/sheetd.sqlite"
+    public var synchronous: SynchronousMode = .normal
+    public var logLevel: LogLevel = .info
+    public var catalogPath: String?
+    public var jwtSecret: String?
+    public var adminToken: String?
+    public var environment: Environment = .development
+    public var drainTimeoutSeconds = 10
+    public var tokenClockSkewSeconds = 60
+
+    public init() {}
+
+    /// One row per setting: the flag, its variable, and what it means (drives `--help` and the README table).
+    public static let options: [(flag: String, variable: String, meaning: String)] = [
+        ("--host", "SHEETD_HOST", "IPv4 address to listen on (127.0.0.1)"),
+        ("--port", "SHEETD_PORT", "TCP port, 0 picks a free one (8080)"),
+        ("--db", "SHEETD_DB", "SQLite file, directory created (./data/sheetd.sqlite)"),
+        ("--catalog", "SHEETD_CATALOG", "JSON catalog upserted at start (none)"),
+        ("--threads", "SHEETD_THREADS", "HTTP worker threads (number of cores)"),
+        ("--max-body", "SHEETD_MAX_BODY", "request body cap in bytes, 413 above (65536)"),
+        ("--synchronous", "SHEETD_SYNCHRONOUS", "SQLite synchronous: NORMAL or FULL (NORMAL)"),
+        ("--log-level", "SHEETD_LOG_LEVEL", "debug, info, warn or error (info)"),
+        ("--access-log", "SHEETD_ACCESS_LOG", "one JSON line per request: true or false (true)"),
+        ("--connection-limit", "SHEETD_CONNECTION_LIMIT", "open connections at most (4096)"),
+        ("--idle-timeout", "SHEETD_IDLE_TIMEOUT", "seconds before an idle connection is closed (30)"),
+        ("--drain-timeout", "SHEETD_DRAIN_TIMEOUT", "seconds in-flight requests get on SIGTERM (10)"),
+        ("--env", "SHEETD_ENV", "development or production (development)"),
+        ("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file"),
+        ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
+    ]
+
+    /// Parses `arguments` (after the subcommand) and `environment`. Unknown flags are errors.
+    public static func parse(arguments: [String], environment env: [String: String]) throws(ConfigurationError) -> Configuration {
+        var values: [String: String] = [:]
+        for option in options {
+            if let v = env[option.variable] { values[option.flag] = v }
+            let fileVariable = option.variable + "_FILE"
+            if values[option.flag] == nil, let path = env[fileVariable] {
+                guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                    throw ConfigurationError("\(fileVariable): cannot read \(path)")
+                }
+                values[option.flag] = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            var flag = argument
+            var value: String?
+            if let eq = argument.firstIndex(of: "=") {
+                flag = String(argument[..<eq])
+                value = String(argument[argument.index(after: eq)...])
+            }
+            guard options.contains(where: { $0.flag == flag }) else {
+                throw ConfigurationError("unknown option \(argument) (see sheetd --help)")
+            }
+            if value == nil {
+                index += 1
+                guard index < arguments.count else { throw ConfigurationError("\(flag) needs a value") }
+                value = arguments[index]
+            }
+            values[flag] = value
+            index += 1
+        }
+
+        var c = Configuration()
+        if let v = values["--host"] {
+            guard isIPv4(v) else { throw ConfigurationError("--host/SHEETD_HOST: '\(v)' is not an IPv4 address") }
+            c.http.host = v
+        }
+        if let v = values["--port"] { c.http.port = try integer(v, "--port/SHEETD_PORT", 0...65535) }
+        if let v = values["--db"] {
+            guard !v.isEmpty else { throw ConfigurationError("--db/SHEETD_DB: empty path") }
+            c.databasePath = v
+        }
+        if let v = values["--catalog"], !v.isEmpty { c.catalogPath = v }
+        if let v = values["--threads"] { c.http.threads = try integer(v, "--threads/SHEETD_THREADS", 1...256) }
+        if let v = values["--max-body"] { c.http.maxBodyBytes = try integer(v, "--max-body/SHEETD_MAX_BODY", 1024...16_777_216) }
+        if let v = values["--synchronous"] {
+            guard let mode = SynchronousMode(rawValue: v.uppercased()) else {
+                throw ConfigurationError("--synchronous/SHEETD_SYNCHRONOUS: '\(v)' is not NORMAL or FULL")
+            }
+            c.synchronous = mode
+        }
+        if let v = values["--log-level"] {
+            guard let level = LogLevel(rawValue: v.lowercased()) else {
+                throw ConfigurationError("--log-level/SHEETD_LOG_LEVEL: '\(v)' is not debug, info, warn or error")
+            }
+            c.logLevel = level
+        }
+        if let v = values["--access-log"] { c.http.accessLog = try boolean(v, "--access-log/SHEETD_ACCESS_LOG") }
+        if let v = values["--connection-limit"] {
+            c.http.connectionLimit = try integer(v, "--connection-limit/SHEETD_CONNECTION_LIMIT", 16...1_000_000)
+        }
+        if let v = values["--idle-timeout"] { c.http.idleTimeoutSeconds = try integer(v, "--idle-timeout/SHEETD_IDLE_TIMEOUT", 1...3600) }
+        if let v = values["--drain-timeout"] { c.drainTimeoutSeconds = try integer(v, "--drain-timeout/SHEETD_DRAIN_TIMEOUT", 0...600) }
+        if let v = values["--env"] {
+            guard let e = Environment(rawValue: v.lowercased()) else {
+                throw ConfigurationError("--env/SHEETD_ENV: '\(v)' is not development or production")
+            }
+            c.environment = e
+        }
+        if let v = values["--jwt-secret"], !v.isEmpty { c.jwtSecret = v }
+        if let v = values["--admin-token"], !v.isEmpty { c.adminToken = v }
+        return c
+    }
+
+    /// Secrets shorter than this are refused in production.
+    public static let minimumSecretLength = 32
+
+    /// In production, missing or weak secrets stop start-up.
+    public func checkSecretsForProduction() throws(ConfigurationError) {
+        guard environment == .production else { return }
+        for (name, value) in [("SHEETD_JWT_SECRET", jwtSecret), ("SHEETD_ADMIN_TOKEN", adminToken)] {
+            guard let value else { throw ConfigurationError("\(name) is required when SHEETD_ENV=production") }
+            guard value.utf8.count >= Self.minimumSecretLength, Set(value.utf8).count >= 8 else {
+                throw ConfigurationError("\(name) is too weak for production: use at least \(Self.minimumSecretLength) random characters")
+            }
+        }
+    }
+
+    static func integer(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let v = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(v) else {
+            throw ConfigurationError("\(name): '\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return v
+    }
+
+    static func boolean(_ text: String, _ name: String) throws(ConfigurationError) -> Bool {
+        switch text.lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default: throw ConfigurationError("\(name): '\(text)' is not true or false")
+        }
+    }
+
+    static func isIPv4(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { p in
+            !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCII) && p.allSatisfy(\.isNumber) && Int(p)! <= 255
+        }
+    }
+}

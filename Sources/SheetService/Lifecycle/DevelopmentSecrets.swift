@@ -1,0 +1,31 @@
+import Crypto
+import Foundation
+
+/// Secrets for a development run with none configured: generated once, kept beside the database
+/// (mode 0600) so tokens survive restarts. Never used with SHEETD_ENV=production.
+enum DevelopmentSecrets {
+    struct Secrets { var jwtSecret: String; var adminToken: String; var generated: Bool }
+
+    static func loadOrCreate(besideDatabase databasePath: String) throws(ConfigurationError) -> Secrets {
+        let directory = (databasePath as NSString).deletingLastPathComponent
+        let path = (directory.isEmpty ? "." : directory) + "/dev-secrets.json"
+        if let data = FileManager.default.contents(atPath: path),
+            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: String],
+            let jwt = object["jwtSecret"], let admin = object["adminToken"]
+        {
+            return Secrets(jwtSecret: jwt, adminToken: admin, generated: false)
+        }
+        let secrets = Secrets(
+            jwtSecret: Hex.encode(secureRandomBytes(32)), adminToken: "dev-admin-" + Hex.encode(secureRandomBytes(16)), generated: true)
+        let text = "{\"jwtSecret\":\"\(secrets.jwtSecret)\",\"adminToken\":\"\(secrets.adminToken)\"}\n"
+        do {
+            try FileManager.default.createDirectory(atPath: directory.isEmpty ? "." : directory, withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw ConfigurationError("cannot write \(path)")
+            }
+        } catch {
+            throw ConfigurationError("cannot store development secrets in \(path): \(error)")
+        }
+        return secrets
+    }
+}

@@ -1,0 +1,144 @@
+import Dispatch
+import Foundation
+import MicroHTTP
+import SheetPolicy
+import SheetStore
+
+/// `sheetd serve`: open and migrate the store, load the catalog, serve until SIGTERM/SIGINT, then drain.
+public enum ServiceRunner {
+    /// Runs the service; returns the process exit code.
+    public static func serve(_ configuration: Configuration, openAPIDocument: [UInt8]) -> Int32 {
+        var configuration = configuration
+        Log.configure(minimum: configuration.logLevel)
+        do {
+            try configuration.checkSecretsForProduction()
+        } catch {
+            printError(error.message)
+            return 2
+        }
+        // Parse the catalog before touching the database: a bad file changes nothing.
+        var catalogDefinitions: [SheetDefinitionList] = []
+        if let path = configuration.catalogPath {
+            do {
+                catalogDefinitions = [SheetDefinitionList(path: path, definitions: try CatalogFile.load(path: path))]
+            } catch {
+                printError(error.message)
+                return 2
+            }
+        }
+        if configuration.jwtSecret == nil || configuration.adminToken == nil {
+            do {
+                let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.databasePath)
+                configuration.jwtSecret = configuration.jwtSecret ?? secrets.jwtSecret
+                configuration.adminToken = configuration.adminToken ?? secrets.adminToken
+                printDevelopmentBanner(configuration, generated: secrets.generated)
+            } catch {
+                printError(error.message)
+                return 2
+            }
+        }
+
+        let started = ContinuousClock.now
+        let store: SQLiteSheetStore
+        do {
+            store = try SQLiteSheetStore.open(path: configuration.databasePath, synchronous: configuration.synchronous)
+        } catch {
+            printError("sheetd: cannot open \(configuration.databasePath): \(error)")
+            return 1
+        }
+        let tokens = TokenVerifier(
+            jwtSecret: configuration.jwtSecret!, adminToken: configuration.adminToken!,
+            clockSkewSeconds: configuration.tokenClockSkewSeconds)
+        let metrics = HTTPMetrics()
+        let service: SheetService
+        do {
+            service = try SheetService(store: store, tokens: tokens, metrics: metrics, openAPIDocument: openAPIDocument)
+            for list in catalogDefinitions {
+                try service.loadCatalog(list.definitions)
+                Log.write(.info, "catalog loaded", [("path", .string(list.path)), ("sheets", .int(list.definitions.count))])
+            }
+        } catch {
+            printError("sheetd: cannot load the catalog: \(error)")
+            store.close()
+            return 1
+        }
+
+        let server = HTTPServer(configuration: configuration.http, router: service.makeRouter(), metrics: metrics)
+        do {
+            try server.start()
+        } catch {
+            printError("sheetd: cannot listen on \(configuration.http.host):\(configuration.http.port): \(error)")
+            store.close()
+            return 1
+        }
+        let startupMicros = (ContinuousClock.now - started).microseconds
+        Log.write(.info, "listening", [
+            ("host", .string(configuration.http.host)), ("port", .int(server.port)), ("version", .string(SheetService.version)),
+            ("db", .string(configuration.databasePath)), ("threads", .int(configuration.http.threads)),
+            ("startup_us", .int(startupMicros)),
+        ])
+
+        let signal = waitForTerminationSignal()
+        Log.write(.info, "draining", [("signal", .string(signal)), ("timeout_s", .int(configuration.drainTimeoutSeconds))])
+        service.beginDraining()
+        server.beginDraining()
+        server.stop(drainTimeout: .seconds(configuration.drainTimeoutSeconds))
+        store.close()
+        Log.write(.info, "stopped", [("signal", .string(signal))])
+        return 0
+    }
+
+    private struct SheetDefinitionList { var path: String; var definitions: [SheetDefinition] }
+
+    /// Blocks until SIGTERM or SIGINT and names it.
+    private static func waitForTerminationSignal() -> String {
+        let received = SignalBox()
+        let semaphore = DispatchSemaphore(value: 0)
+        var sources: [any DispatchSourceSignal] = []
+        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            // The default action would kill the process before the handler runs.
+            Foundation.signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                received.set(name)
+                semaphore.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        semaphore.wait()
+        sources.forEach { $0.cancel() }
+        return received.get()
+    }
+
+    private static func printDevelopmentBanner(_ c: Configuration, generated: Bool) {
+        let tokens = TokenVerifier(jwtSecret: c.jwtSecret!, adminToken: c.adminToken!)
+        let sample = tokens.issueUserToken(sub: "demo-user", now: Int64(time(nil)), ttl: 86_400)
+        printError("""
+            WARNING: development secrets (\(generated ? "generated" : "reused") from \
+            \((c.databasePath as NSString).deletingLastPathComponent)/dev-secrets.json). \
+            Set SHEETD_JWT_SECRET and SHEETD_ADMIN_TOKEN (and SHEETD_ENV=production) for real deployments.
+              export SHEETD_ADMIN_TOKEN=\(c.adminToken!)
+              export SHEETD_USER_TOKEN=\(sample)   # user demo-user, valid 24 h
+            """)
+    }
+}
+
+/// The name of the signal that arrived, handed from the signal queue to the waiting thread.
+private final class SignalBox: @unchecked Sendable {
+    // Written once by the signal handler before the semaphore signals; read after the wait.
+    private var name = "SIGTERM"
+    func set(_ value: String) { name = value }
+    func get() -> String { name }
+}
+
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+extension Duration {
+    var microseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import MicroHTTP
+import SheetStore
+
+/// The `sheetd` command line: subcommands, `--help`, `--version`. Returns exit codes, never traps:
+/// configuration errors print one line on stderr and exit 2.
+public enum SheetdCommand {
+    public static func run(arguments: [String], environment: [String: String], openAPIDocument: [UInt8]) -> Int32 {
+        var arguments = arguments
+        let subcommand = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 } ?? "serve"
+        if !arguments.isEmpty && !arguments[0].hasPrefix("-") { arguments.removeFirst() }
+        if arguments.contains("--help") || arguments.contains("-h") || subcommand == "help" {
+            print(help)
+            return 0
+        }
+        if arguments.contains("--version") || subcommand == "version" {
+            print("sheetd \(SheetService.version)")
+            return 0
+        }
+        do {
+            switch subcommand {
+            case "serve":
+                let configuration = try Configuration.parse(arguments: arguments, environment: environment)
+                return ServiceRunner.serve(configuration, openAPIDocument: openAPIDocument)
+            case "migrate":
+                let status = arguments.contains("--status")
+                let configuration = try Configuration.parse(arguments: arguments.filter { $0 != "--status" }, environment: environment)
+                return migrate(configuration, statusOnly: status)
+            case "token":
+                return try token(arguments: arguments, environment: environment)
+            case "healthcheck":
+                let configuration = try Configuration.parse(arguments: arguments, environment: environment)
+                let host = configuration.http.host == "0.0.0.0" ? "127.0.0.1" : configuration.http.host
+                let status = HTTPProbe.status(host: host, port: configuration.http.port, path: "/readyz")
+                guard status == 200 else {
+                    printError("sheetd healthcheck: /readyz on \(host):\(configuration.http.port) answered \(status.map(String.init) ?? "nothing")")
+                    return 1
+                }
+                return 0
+            default:
+                throw ConfigurationError("unknown command '\(subcommand)' (see sheetd --help)")
+            }
+        } catch {
+            printError("sheetd: \(error.message)")
+            return 2
+        }
+    }
+
+    private static func migrate(_ configuration: Configuration, statusOnly: Bool) -> Int32 {
+        do {
+            if !statusOnly {
+                let applied = try SQLiteSheetStore.migrate(path: configuration.databasePath, synchronous: configuration.synchronous)
+                print(applied.isEmpty ? "database is up to date" : "applied migrations: \(applied.map(String.init).joined(separator: ", "))")
+            }
+            for m in try SQLiteSheetStore.migrationStatus(path: configuration.databasePath) {
+                print(m.description)
+            }
+            return 0
+        } catch {
+            printError("sheetd migrate: \(error)")
+            return 1
+        }
+    }
+
+    private static func token(arguments: [String], environment: [String: String]) throws(ConfigurationError) -> Int32 {
+        var user: String?
+        var ttl = 3600
+        var rest: [String] = []
+        var i = 0
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--user":
+                guard i + 1 < arguments.count else { throw ConfigurationError("--user needs a value") }
+                user = arguments[i + 1]; i += 2
+            case "--ttl":
+                guard i + 1 < arguments.count else { throw ConfigurationError("--ttl needs a value") }
+                ttl = try Configuration.integer(arguments[i + 1], "--ttl", 1...31_536_000); i += 2
+            default:
+                rest.append(arguments[i]); i += 1
+            }
+        }
+        guard let user else { throw ConfigurationError("token: --user ID is required") }
+        guard Identifier.isValid(user) else { throw ConfigurationError("token: --user \(Identifier.rule)") }
+        var configuration = try Configuration.parse(arguments: rest, environment: environment)
+        if configuration.jwtSecret == nil {
+            guard configuration.environment == .development else { throw ConfigurationError("token: SHEETD_JWT_SECRET is not set") }
+            configuration.jwtSecret = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.databasePath).jwtSecret
+        }
+        let verifier = TokenVerifier(jwtSecret: configuration.jwtSecret!, adminToken: configuration.adminToken ?? "")
+        print(verifier.issueUserToken(sub: user, now: Int64(time(nil)), ttl: Int64(ttl)))
+        return 0
+    }
+
+    static var help: String {
+        var text = """
+            sheetd \(SheetService.version): decides which bottom sheet a mobile app shows, when, and how.
+
+            Usage:
+              sheetd [serve] [options]            serve the API (default)
+              sheetd migrate [--status] [options] apply pending migrations, or list them
+              sheetd token --user ID [--ttl S]    print a user token signed with the configured secret
+              sheetd healthcheck [options]        exit 0 when /readyz answers 200 (container health check)
+              sheetd --help | --version
+
+            Options (each also read from its environment variable; a flag wins):
+
+            """
+        for o in Configuration.options {
+            text += "  " + o.flag.padding(toLength: 20, withPad: " ", startingAt: 0)
+                + o.variable.padding(toLength: 26, withPad: " ", startingAt: 0) + o.meaning + "\n"
+        }
+        return text
+    }
+}

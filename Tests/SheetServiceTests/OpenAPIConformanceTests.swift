@@ -1,0 +1,36 @@
+import Foundation
+import MicroHTTP
+import Testing
+
+/// openapi.yaml documents exactly the routes the router serves.
+struct OpenAPIConformanceTests {
+    /// Paths and methods under `paths:` (a line scan: the spec keeps the usual two-space layout).
+    static func specRoutes(_ yaml: String) -> Set<String> {
+        var routes = Set<String>()
+        var inPaths = false
+        var currentPath: String?
+        for line in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("paths:") { inPaths = true; continue }
+            if inPaths, let first = line.first, first != " ", first != "#" { inPaths = false }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                currentPath = String(line.dropFirst(2).dropLast())
+            } else if line.hasPrefix("    "), !line.hasPrefix("     "), let path = currentPath {
+                let key = line.dropFirst(4).prefix { $0 != ":" }
+                if ["get", "put", "post", "delete", "patch", "head", "options"].contains(String(key)) {
+                    routes.insert("\(key.uppercased()) \(path)")
+                }
+            }
+        }
+        return routes
+    }
+
+    @Test func routerAndSpecHaveTheSameRoutes() throws {
+        let live = try LiveService()
+        let served = Set(live.service.makeRouter().routes.map { "\($0.method.rawValue) \($0.template)" })
+        let documented = Self.specRoutes(LiveService.openAPIText)
+        #expect(!documented.isEmpty)
+        #expect(served.subtracting(documented).isEmpty, "served but not documented: \(served.subtracting(documented).sorted())")
+        #expect(documented.subtracting(served).isEmpty, "documented but not served: \(documented.subtracting(served).sorted())")
+    }
+}

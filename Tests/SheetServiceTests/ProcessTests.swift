@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+
+/// The `sheetd` binary as an operator runs it: configuration errors, graceful stop.
+@Suite(.serialized) struct ProcessTests {
+    static var binary: URL {
+        // The test bundle sits beside the executables in .build/<triple>/debug.
+        var url = Bundle.main.bundleURL
+        while url.pathComponents.count > 1, !FileManager.default.fileExists(atPath: url.appending(path: "sheetd").path) {
+            url = url.deletingLastPathComponent()
+        }
+        return url.appending(path: "sheetd")
+    }
+
+    struct Run { var status: Int32; var stdout: String; var stderr: String }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus,
+            stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+            stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    /// Invalid configuration: one clear line on stderr, exit code 2, no backtrace.
+    @Test(arguments: [
+        (["serve", "--port", "99999"], [String: String]()),
+        (["serve", "--bogus"], [:]),
+        (["serve"], ["SHEETD_SYNCHRONOUS": "SOMETIMES"]),
+        (["serve"], ["SHEETD_THREADS": "zero"]),
+        (["serve"], ["SHEETD_ENV": "production"]),
+        (["serve", "--host", "localhost:80"], [:]),
+        (["frobnicate"], [:]),
+    ])
+    func invalidConfigurationExitsTwo(arguments: [String], environment: [String: String]) throws {
+        let r = try Self.run(arguments, environment: environment)
+        #expect(r.status == 2)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "stderr: \(r.stderr)")
+        #expect(!r.stderr.contains("Fatal error"))
+    }
+
+    /// --help and --version answer and exit 0.
+    @Test func helpAndVersion() throws {
+        let help = try Self.run(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("SHEETD_PORT"))
+        let version = try Self.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("sheetd "))
+    }
+
+    /// An invalid catalog file stops start-up naming the entry.
+    @Test func invalidCatalogNamesTheEntry() throws {
+        let dir = FileManager.default.temporaryDirectory.appending(path: "sheetd-cat-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalog = dir.appending(path: "catalog.json")
+        try Data(#"{"sheets":[{"id":"fine","kind":"action","screen":"s"},{"id":"broken","kind":"cards","screen":"s"}]}"#.utf8).write(to: catalog)
+        let r = try Self.run(["serve", "--db", dir.appending(path: "db.sqlite").path, "--catalog", catalog.path, "--port", "0"],
+                             environment: ["SHEETD_JWT_SECRET": "x", "SHEETD_ADMIN_TOKEN": "y"])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("broken"))
+        #expect(r.stderr.contains("containerId"))
+    }
+
+    /// SIGTERM while a request is in flight: the request is answered, the process exits 0, and the
+    /// shutdown is logged.
+    @Test func sigtermLetsInFlightRequestFinish() throws {
+        let dir = FileManager.default.temporaryDirectory.appending(path: "sheetd-term-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--port", "0", "--db", dir.appending(path: "db.sqlite").path]
+        process.environment = ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let reader = LineReader(out.fileHandleForReading)
+        let listening = try #require(reader.waitFor("\"msg\":\"listening\"", seconds: 10))
+        let port = try #require(Int(listening.split(separator: "\"port\":")[1].prefix { $0.isNumber }))
+
+        // Headers and half the body, then SIGTERM, then the rest of the body.
+        let socket = try RawSocket(port: port)
+        let body = #"{"count":3}"#
+        try socket.send("PUT /v1/users/t/containers/c/count HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body.prefix(4))
+        Thread.sleep(forTimeInterval: 0.2)
+        kill(process.processIdentifier, SIGTERM)
+        Thread.sleep(forTimeInterval: 0.2)
+        try socket.send(String(body.dropFirst(4)))
+        let response = try socket.receiveAll()
+        #expect(response.hasPrefix("HTTP/1.1 200"), "\(response)")
+        #expect(response.lowercased().contains("connection: close"))
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(reader.waitFor("\"msg\":\"stopped\"", seconds: 5) != nil)
+    }
+}
+
+/// Reads a pipe line by line on a background thread.
+final class LineReader: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            var pending = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let nl = pending.firstIndex(of: 0x0a) {
+                    let line = String(decoding: pending[pending.startIndex..<nl], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...nl)
+                    lock.lock(); lines.append(line); lock.unlock()
+                }
+            }
+        }
+    }
+    func waitFor(_ needle: String, seconds: Double) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            lock.lock(); let found = lines.first { $0.contains(needle) }; lock.unlock()
+            if let found { return found }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return nil
+    }
+}
+
+/// A plain TCP client for byte-exact requests.
+final class RawSocket {
+    let fd: Int32
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { throw TestError("connect failed: errno \(errno)") }
+    }
+    deinit { close(fd) }
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard n == bytes.count else { throw TestError("send failed") }
+    }
+    /// Everything until the peer closes (or the receive timeout).
+    func receiveAll() throws -> String {
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            data += buffer[0..<n]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
