@@ -126,7 +126,8 @@ public struct JSONWriter: Sendable {
         separate()
         if !value.isFinite {
             bytes.append(contentsOf: "null".utf8)
-        } else if value.rounded(.towardZero) == value && value.magnitude < 9_007_199_254_740_992 {
+        } else if value.magnitude < 9_007_199_254_740_992, Double(Int(value)) == value {
+            // (Not `rounded()`: it needs libm, which a stdlib-only module does not link.)
             writeInt(Int(value))
         } else {
             bytes.append(contentsOf: value.description.utf8)
