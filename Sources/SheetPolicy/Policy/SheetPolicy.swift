@@ -20,7 +20,7 @@ public enum SheetPolicy {
                 trace.append("latch: '\(sheet.id)' stays closed, dismissed at count \(count) and the count is unchanged")
             } else {
                 eligible.append(sheet)
-                trace.append("eligibility: '\(sheet.id)' has \(count) cards on this screen")
+                trace.append("eligibility: '\(sheet.id)' has \(count) card\(count == 1 ? "" : "s") on this screen")
             }
         }
 
@@ -50,7 +50,7 @@ public enum SheetPolicy {
             let yielded = eligible.map(\.id).filter { $0 != winner.id }
             trace.append(
                 "priority: '\(winner.id)' (priority \(winner.priority)) is presented"
-                    + (yielded.isEmpty ? "" : "; \(yielded.joined(separator: ", ")) yield"))
+                    + (yielded.isEmpty ? "" : "; \(yielded.joined(separator: ", ")) yield\(yielded.count == 1 ? "s" : "")"))
             let presentations = present(
                 [StackEntry(sheetId: winner.id, mode: .push)], catalog: catalog, state: state, context: context,
                 trace: &trace)
