@@ -29,7 +29,11 @@ public enum OpenMode: String, Sendable, CaseIterable {
 public struct StackEntry: Sendable, Equatable {
     public var sheetId: String
     public var mode: OpenMode
-    public init(sheetId: String, mode: OpenMode) { self.sheetId = sheetId; self.mode = mode }
+    /// `replace` entries: the flow step this one took the place of (decides the transition); `nil` when unknown.
+    public var replacedSheetId: String?
+    public init(sheetId: String, mode: OpenMode, replacedSheetId: String? = nil) {
+        self.sheetId = sheetId; self.mode = mode; self.replacedSheetId = replacedSheetId
+    }
 }
 
 /// The mobile platform a context or a measured height belongs to.

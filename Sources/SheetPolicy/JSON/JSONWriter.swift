@@ -1,0 +1,254 @@
+/// A small JSON byte writer: appends compact UTF-8 JSON into a `[UInt8]`, in the order you write it.
+///
+/// Members come out exactly in the order they are written (no dictionary), strings are fully escaped,
+/// and doubles print the same bytes on every platform. Write with closures:
+///
+/// ```swift
+/// var w = JSONWriter()
+/// w.object { o in
+///     o.member("id", "offers")
+///     o.member("count", 3)
+///     o.member("tags") { $0.array { a in a.element("new"); a.element("hot") } }
+///     o.member("parent", nil as String?)
+/// }
+/// let body: [UInt8] = w.bytes   // {"id":"offers","count":3,"tags":["new","hot"],"parent":null}
+/// ```
+public struct JSONWriter: Sendable {
+    /// The JSON written so far.
+    public private(set) var bytes: [UInt8]
+    /// A value was written at the current level, so the next one needs a comma.
+    private var needsComma = false
+    /// A member name was just written, so the next value follows its colon directly.
+    private var afterKey = false
+
+    /// Starts an empty document, reserving room for `capacity` bytes.
+    public init(reservingCapacity capacity: Int = 512) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The bytes of one value written on its own.
+    public static func encode(_ value: some JSONWritable) -> [UInt8] {
+        var writer = JSONWriter()
+        value.writeJSON(into: &writer)
+        return writer.bytes
+    }
+
+    // MARK: - Containers
+
+    /// Writes an object whose members `body` writes.
+    public mutating func object(_ body: (inout JSONWriter) -> Void) {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+        body(&self)
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+        afterKey = false
+    }
+
+    /// Writes an array whose elements `body` writes.
+    public mutating func array(_ body: (inout JSONWriter) -> Void) {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+        body(&self)
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+        afterKey = false
+    }
+
+    /// Writes an array with one element per item of `items`.
+    public mutating func array<S: Sequence>(_ items: S) where S.Element: JSONWritable {
+        array { writer in
+            for item in items { item.writeJSON(into: &writer) }
+        }
+    }
+
+    // MARK: - Members and elements
+
+    /// Writes a member name; the next value written is its value.
+    public mutating func key(_ name: String) {
+        separate()
+        writeString(name)
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
+    /// Writes a member whose value is `value` (`nil` writes `null`).
+    public mutating func member(_ name: String, _ value: some JSONWritable) {
+        key(name)
+        value.writeJSON(into: &self)
+    }
+
+    /// Writes a member whose value `body` writes (an object, an array, or any one value).
+    public mutating func member(_ name: String, _ body: (inout JSONWriter) -> Void) {
+        key(name)
+        body(&self)
+    }
+
+    /// Writes an object member whose members `body` writes.
+    public mutating func objectMember(_ name: String, _ body: (inout JSONWriter) -> Void) {
+        key(name)
+        object(body)
+    }
+
+    /// Writes an array member whose elements `body` writes.
+    public mutating func arrayMember(_ name: String, _ body: (inout JSONWriter) -> Void) {
+        key(name)
+        array(body)
+    }
+
+    /// Writes one array element (or a top-level value).
+    public mutating func element(_ value: some JSONWritable) {
+        value.writeJSON(into: &self)
+    }
+
+    // MARK: - Scalars
+
+    /// Writes a string, escaped as JSON requires.
+    public mutating func string(_ value: String) {
+        separate()
+        writeString(value)
+        needsComma = true
+    }
+
+    /// Writes an integer.
+    public mutating func int(_ value: Int) {
+        separate()
+        writeInt(value)
+        needsComma = true
+    }
+
+    /// Writes a double: integral values below 2^53 without a fraction (`320`), others in Swift's
+    /// shortest round-trip form (`412.5`, `1e-05`); NaN and infinities, which JSON lacks, as `null`.
+    public mutating func double(_ value: Double) {
+        separate()
+        if !value.isFinite {
+            bytes.append(contentsOf: "null".utf8)
+        } else if value.magnitude < 9_007_199_254_740_992, Double(Int(value)) == value {
+            // (Not `rounded()`: it needs libm, which a stdlib-only module does not link.)
+            writeInt(Int(value))
+        } else {
+            bytes.append(contentsOf: value.description.utf8)
+        }
+        needsComma = true
+    }
+
+    /// Writes `true` or `false`.
+    public mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        needsComma = true
+    }
+
+    /// Writes `null`.
+    public mutating func null() {
+        separate()
+        bytes.append(contentsOf: "null".utf8)
+        needsComma = true
+    }
+
+    // MARK: - Bytes
+
+    /// Puts the comma (or nothing, right after a member name) that precedes the next value.
+    private mutating func separate() {
+        if afterKey {
+            afterKey = false
+        } else if needsComma {
+            bytes.append(UInt8(ascii: ","))
+        }
+    }
+
+    private mutating func writeInt(_ value: Int) {
+        if value == 0 {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // Digits of the magnitude (safe for Int.min), least significant first, then reversed in place.
+        let start = bytes.count
+        var rest = value.magnitude
+        while rest > 0 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10))
+            rest /= 10
+        }
+        bytes[start...].reverse()
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
+    }
+
+    private mutating func writeString(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        let utf8 = value.utf8
+        // Fast path: nothing to escape, copy the bytes as they are.
+        if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: utf8)
+        } else {
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+                case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+                case 0..<0x20:
+                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                              Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0x0F)])
+                default: bytes.append(byte)
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+/// A value that knows how to write itself as JSON.
+public protocol JSONWritable {
+    /// Writes this value as one JSON value.
+    func writeJSON(into writer: inout JSONWriter)
+}
+
+extension String: JSONWritable {
+    /// Writes the string, escaped.
+    public func writeJSON(into writer: inout JSONWriter) { writer.string(self) }
+}
+
+extension Substring: JSONWritable {
+    /// Writes the substring as a string, escaped.
+    public func writeJSON(into writer: inout JSONWriter) { writer.string(String(self)) }
+}
+
+extension Int: JSONWritable {
+    /// Writes the integer.
+    public func writeJSON(into writer: inout JSONWriter) { writer.int(self) }
+}
+
+extension Double: JSONWritable {
+    /// Writes the double deterministically (see `JSONWriter.double(_:)`).
+    public func writeJSON(into writer: inout JSONWriter) { writer.double(self) }
+}
+
+extension Bool: JSONWritable {
+    /// Writes `true` or `false`.
+    public func writeJSON(into writer: inout JSONWriter) { writer.bool(self) }
+}
+
+extension Optional: JSONWritable where Wrapped: JSONWritable {
+    /// Writes the wrapped value, or `null`.
+    public func writeJSON(into writer: inout JSONWriter) {
+        switch self {
+        case .some(let value): value.writeJSON(into: &writer)
+        case .none: writer.null()
+        }
+    }
+}
+
+extension Array: JSONWritable where Element: JSONWritable {
+    /// Writes an array of the elements.
+    public func writeJSON(into writer: inout JSONWriter) { writer.array(self) }
+}

@@ -1,0 +1,132 @@
+/// The sheet policy: pure functions from the catalog, one user's state and the client's context to a decision.
+///
+/// No I/O, no clock, no randomness: the same input gives the same output, byte for byte.
+public enum SheetPolicy {
+    /// The decision for one user on one screen.
+    public static func decide(catalog: Catalog, state: UserState, context: ClientContext) -> Decision {
+        var trace: [String] = []
+        let stack = liveStack(state.stack, catalog: catalog, state: state, notes: &trace)
+
+        // Rules 1 and 2: the card sheets of this screen, and which of them may present.
+        let cardSheets = catalog.sortedByID.filter { $0.isCardSheet && $0.isOwned(by: context) }
+        var eligible: [SheetDefinition] = []
+        var latchedWithCards = false
+        for sheet in cardSheets {
+            let count = cardCount(of: sheet, in: state)
+            if count <= 0 {
+                trace.append("eligibility: '\(sheet.id)' has no cards (\(describe(sheet.containerKey)))")
+            } else if isLatched(sheet, in: state) {
+                latchedWithCards = true
+                trace.append("latch: '\(sheet.id)' stays closed, dismissed at count \(count) and the count is unchanged")
+            } else {
+                eligible.append(sheet)
+                trace.append("eligibility: '\(sheet.id)' has \(count) card\(count == 1 ? "" : "s") on this screen")
+            }
+        }
+
+        // Rule 4: the stack wins on its own screen.
+        if !stack.isEmpty {
+            let sheets = stack.compactMap { catalog[$0.sheetId] }
+            if sheets.allSatisfy({ $0.isOwned(by: context) }) {
+                trace.append(
+                    "stack: \(stack.count) sheet\(stack.count == 1 ? "" : "s") open on this screen, "
+                        + "root '\(stack[0].sheetId)', top '\(stack[stack.count - 1].sheetId)' presented")
+                let open = Set(stack.map(\.sheetId))
+                let yielded = eligible.map(\.id).filter { !open.contains($0) }
+                if !yielded.isEmpty {
+                    trace.append("stack: card sheets yield to the stack: \(yielded.joined(separator: ", "))")
+                }
+                let presentations = present(stack, catalog: catalog, state: state, context: context, trace: &trace)
+                return Decision(present: true, reason: .stack, stack: presentations, yielded: yielded, trace: trace)
+            }
+            let root = sheets[0]
+            trace.append(
+                "stack: kept but not shown, it belongs to screen '\(root.screen)'"
+                    + (root.tab.map { " tab '\($0)'" } ?? ""))
+        }
+
+        // Rule 3: the highest priority among eligible card sheets; ties go to the smallest id.
+        if let winner = eligible.min(by: outranks) {
+            let yielded = eligible.map(\.id).filter { $0 != winner.id }
+            trace.append(
+                "priority: '\(winner.id)' (priority \(winner.priority)) is presented"
+                    + (yielded.isEmpty ? "" : "; \(yielded.joined(separator: ", ")) yield\(yielded.count == 1 ? "s" : "")"))
+            let presentations = present(
+                [StackEntry(sheetId: winner.id, mode: .push)], catalog: catalog, state: state, context: context,
+                trace: &trace)
+            return Decision(present: true, reason: .cardsAvailable, stack: presentations, yielded: yielded, trace: trace)
+        }
+
+        let reason: DecisionReason
+        if latchedWithCards {
+            reason = .latched
+        } else if !cardSheets.isEmpty {
+            reason = .noCards
+        } else {
+            reason = .noSheetForScreen
+            trace.append(
+                "screen: no card sheet belongs to screen '\(context.screen)'"
+                    + (context.tab.map { " tab '\($0)'" } ?? ""))
+        }
+        return Decision(present: false, reason: reason, stack: [], yielded: [], trace: trace)
+    }
+
+    // MARK: - Shared facts
+
+    /// The count a card sheet sees: its container under its own filter (none stored reads as 0).
+    static func cardCount(of sheet: SheetDefinition, in state: UserState) -> Int {
+        guard let key = sheet.containerKey else { return 0 }
+        return state.count(for: key)
+    }
+
+    /// The user dismissed the sheet at the count its container still has.
+    static func isLatched(_ sheet: SheetDefinition, in state: UserState) -> Bool {
+        guard let latch = state.latches[sheet.id] else { return false }
+        return latch == cardCount(of: sheet, in: state)
+    }
+
+    /// A card sheet lives while it has cards and is not latched (screen aside).
+    static func isLive(_ sheet: SheetDefinition, in state: UserState) -> Bool {
+        cardCount(of: sheet, in: state) > 0 && !isLatched(sheet, in: state)
+    }
+
+    /// Rule 3's order: higher priority first, then the smaller id in byte order.
+    static func outranks(_ a: SheetDefinition, _ b: SheetDefinition) -> Bool {
+        if a.priority != b.priority { return a.priority > b.priority }
+        return a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+    }
+
+    /// The stack as it may be shown: entries whose sheet left the catalog are ignored, the stack is cut
+    /// at the first card sheet that no longer lives (count 0 or latched), and a stack left holding only a
+    /// card sheet is dropped (the card rules present that sheet).
+    static func liveStack(
+        _ stack: [StackEntry], catalog: Catalog, state: UserState, notes: inout [String]
+    ) -> [StackEntry] {
+        var live: [StackEntry] = []
+        for entry in stack {
+            guard let sheet = catalog[entry.sheetId] else {
+                notes.append("stack: ignored '\(entry.sheetId)', no longer in the catalog")
+                continue
+            }
+            if sheet.isCardSheet && !isLive(sheet, in: state) {
+                let why = cardCount(of: sheet, in: state) <= 0 ? "its count is 0" : "it is latched"
+                notes.append(
+                    live.isEmpty
+                        ? "stack: cleared, its root card sheet '\(sheet.id)' is closed (\(why))"
+                        : "stack: cut below card sheet '\(sheet.id)', closed (\(why))")
+                return live
+            }
+            live.append(entry)
+        }
+        if live.count == 1, let root = catalog[live[0].sheetId], root.isCardSheet {
+            notes.append("stack: dropped, it holds only card sheet '\(root.id)' (the card rules present it)")
+            return []
+        }
+        return live
+    }
+
+    static func describe(_ key: ContainerKey?) -> String {
+        guard let key else { return "no container" }
+        return key.filter.isEmpty ? "container '\(key.containerId)'" : "container '\(key.containerId)' filter '\(key.filter)'"
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import SheetPolicy
+import Testing
+
+/// A decision whose exact JSON is kept in `Golden/<name>.json`, so any change in the output is a visible diff.
+///
+/// The files hold the response body re-indented (two spaces, one member per line); the test re-indents
+/// the actual bytes the same way, so equal files mean equal bytes.
+///
+/// To regenerate after an intended change, run
+/// `SHEETD_UPDATE_GOLDEN=1 swift test --filter SheetPolicyTests.GoldenTests`
+/// and review the diff by eye before committing.
+struct GoldenCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var events: [UserEvent]
+    var context: ClientContext
+    var testDescription: String { name }
+
+    static let all: [GoldenCase] = [
+        GoldenCase(name: "cards-ios-phone-content-measured",
+                   events: [.count("offers", 3), .count("promo", 1), .height("offers", 280)],
+                   context: Fixtures.context()),
+        GoldenCase(name: "cards-android-awaiting-height",
+                   events: [.count("offers", 2), .height("offers", 300)],
+                   context: Fixtures.context(platform: .android)),
+        GoldenCase(name: "nested-over-card-ipad",
+                   events: [.count("offers", 2), .height("offers", 280), .push("offer-detail", parent: "offers")],
+                   context: Fixtures.context(idiom: .pad)),
+        GoldenCase(name: "flow-large-steps-iphone-landscape",
+                   events: [.push("transfer-amount"), .replace("transfer-payee")],
+                   context: Fixtures.context("transfer", tab: nil, orientation: .landscape)),
+        GoldenCase(name: "dirty-form-keyboard-android",
+                   events: [.push("filters")],
+                   context: Fixtures.context(platform: .android, keyboard: true, dirty: true)),
+        GoldenCase(name: "medium-actions-nonmodal-ios",
+                   events: [.push("account-actions")],
+                   context: Fixtures.context(viewport: 780)),
+        GoldenCase(name: "latched",
+                   events: [.count("offers", 3), .dismiss("offers")],
+                   context: Fixtures.context()),
+        GoldenCase(name: "no-sheet-for-screen",
+                   events: [.count("offers", 3)],
+                   context: Fixtures.context("settings", tab: nil)),
+    ]
+}
+
+struct GoldenTests {
+    /// Each golden decision's bytes match the reviewed file exactly.
+    @Test(arguments: GoldenCase.all)
+    func matchesTheReviewedFile(_ golden: GoldenCase) throws {
+        let state = fold(golden.events)
+        let bytes = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: golden.context).jsonBytes()
+        _ = try JSONSerialization.jsonObject(with: Data(bytes))
+        let actual = Self.indented(bytes)
+
+        if ProcessInfo.processInfo.environment["SHEETD_UPDATE_GOLDEN"] == "1" {
+            let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+            try actual.write(to: directory.appendingPathComponent("\(golden.name).json"), atomically: true, encoding: .utf8)
+            return
+        }
+        let url = try #require(
+            Bundle.module.url(forResource: "Golden/\(golden.name)", withExtension: "json"),
+            "missing golden; run with SHEETD_UPDATE_GOLDEN=1 to write it")
+        let expected = try String(contentsOf: url, encoding: .utf8)
+        #expect(actual == expected)
+    }
+
+    /// Compact JSON re-indented by two spaces per level, one member or element per line.
+    static func indented(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        var depth = 0
+        var inString = false
+        var escaped = false
+        func newline() { out.append(0x0A); out.append(contentsOf: repeatElement(0x20, count: depth * 2)) }
+        for (index, byte) in bytes.enumerated() {
+            if inString {
+                out.append(byte)
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+                out.append(byte)
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                out.append(byte)
+                let next = index + 1 < bytes.count ? bytes[index + 1] : 0
+                if next != UInt8(ascii: "}") && next != UInt8(ascii: "]") { depth += 1; newline() }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                let previous = bytes[index - 1]
+                if previous != UInt8(ascii: "{") && previous != UInt8(ascii: "[") { depth -= 1; newline() }
+                out.append(byte)
+            case UInt8(ascii: ","):
+                out.append(byte)
+                newline()
+            case UInt8(ascii: ":"):
+                out.append(contentsOf: [byte, 0x20])
+            default:
+                out.append(byte)
+            }
+        }
+        out.append(0x0A)
+        return String(decoding: out, as: UTF8.self)
+    }
+}
