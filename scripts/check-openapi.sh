@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validates openapi.yaml: the document itself (openapi-spec-validator, OpenAPI 3.1), then every
-# example in it against its schema, then examples/catalog.json against the definition schema.
+# example in it against its schema, examples/catalog.json against the definition schema, and the
+# policy's golden decisions (Tests/SheetPolicyTests/Golden) against the decision schema.
 # Tools live in a venv under .build/venv-tools (created on first use). Exits non-zero on failure.
 #
 #   scripts/check-openapi.sh [SPEC]        (default: openapi.yaml at the repository root)
@@ -17,16 +18,24 @@ say() { printf 'check-openapi: %s\n' "$*" >&2; }
 command -v python3 >/dev/null || { say "python3 is required"; exit 2; }
 
 # Find or make a Python that has the tools: a venv (installing python3-venv when we are root on
-# Debian and it is missing), else a pip --target directory next to it.
-python=$tools/bin/python
-if ! "$python" -c 'import openapi_spec_validator, jsonschema, yaml' 2>/dev/null; then
+# Debian and it is missing), else a pip --target directory ($tools/lib) on PYTHONPATH.
+have_tools() { "$python" -c 'import openapi_spec_validator, jsonschema, referencing, yaml' 2>/dev/null; }
+python=""
+if [ -x "$tools/bin/python" ]; then
+  python=$tools/bin/python
+elif [ -d "$tools/lib" ]; then
+  python=python3
+  export PYTHONPATH="$tools/lib${PYTHONPATH:+:$PYTHONPATH}"
+fi
+if [ -z "$python" ] || ! have_tools; then
   rm -rf "$tools"
   if ! python3 -m venv "$tools" >/dev/null 2>&1; then
     rm -rf "$tools"
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       say "installing python3-venv"
       ver=$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
-      { apt-get install -y -q python3-venv "python$ver-venv" || { apt-get update -q && apt-get install -y -q python3-venv "python$ver-venv"; } \
+      { apt-get install -y -q python3-venv "python$ver-venv" \
+        || { apt-get update -q && apt-get install -y -q python3-venv "python$ver-venv"; } \
         || apt-get install -y -q python3-venv; } >/dev/null 2>&1 || true
       python3 -m venv "$tools" >/dev/null 2>&1 || rm -rf "$tools"
     fi
@@ -36,17 +45,15 @@ if ! "$python" -c 'import openapi_spec_validator, jsonschema, yaml' 2>/dev/null;
     "$tools/bin/python" -m pip install -q --disable-pip-version-check "${pkgs[@]}"
     python=$tools/bin/python
   else
-    # No venv possible: install into a plain directory and put it on PYTHONPATH.
     say "no venv available; installing ${pkgs[*]} into $tools/lib with pip --target"
     mkdir -p "$tools/lib"
     python3 -m pip install -q --disable-pip-version-check --target "$tools/lib" "${pkgs[@]}" \
       || python3 -m pip install -q --disable-pip-version-check --break-system-packages --target "$tools/lib" "${pkgs[@]}"
-    export PYTHONPATH="$tools/lib${PYTHONPATH:+:$PYTHONPATH}"
     python=python3
+    export PYTHONPATH="$tools/lib${PYTHONPATH:+:$PYTHONPATH}"
   fi
+  have_tools || { say "could not install ${pkgs[*]}"; exit 2; }
 fi
-if [ "$python" = "$tools/bin/python" ] && [ ! -x "$python" ]; then python=python3; fi
-[ -d "$tools/lib" ] && export PYTHONPATH="$tools/lib${PYTHONPATH:+:$PYTHONPATH}"
 
 "$python" - "$spec" "$catalog" <<'PY'
 import copy, json, sys
@@ -154,6 +161,13 @@ if any(i is None for i in ids):
     failures.append("examples/catalog.json: every entry needs an id")
 if len(set(ids)) != len(ids):
     failures.append("examples/catalog.json: duplicate ids")
+
+# The policy's reviewed golden decisions are what GET /v1/users/{userId}/decision serves.
+import glob, os
+golden_dir = os.path.join(os.path.dirname(os.path.abspath(catalog_path)), "..", "Tests", "SheetPolicyTests", "Golden")
+for path in sorted(glob.glob(os.path.join(golden_dir, "*.json"))):
+    with open(path) as f:
+        check(f"golden {os.path.basename(path)}", {"$ref": "#/components/schemas/Decision"}, json.load(f))
 
 for f in failures:
     print("FAIL " + f)

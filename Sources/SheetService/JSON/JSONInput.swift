@@ -98,7 +98,7 @@ struct BodyReader {
         }
         guard let s = raw as? String else { fail(name, "must be a string"); return nil }
         if s.unicodeScalars.contains(where: { $0.value == 0 }) { fail(name, "must not contain NUL characters"); return nil }
-        guard s.count <= maxLength else { fail(name, "must be at most \(maxLength) characters"); return nil }
+        guard s.unicodeScalars.count <= maxLength else { fail(name, "must be at most \(maxLength) characters"); return nil }
         return s
     }
 

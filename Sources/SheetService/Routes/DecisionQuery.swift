@@ -10,8 +10,9 @@ enum DecisionQuery {
         for name in request.queryNames() where !parameters.contains(name) {
             invalid.append((name, "is not a known parameter (screen, tab, platform, idiom, orientation, keyboard, dirty, viewportHeight)"))
         }
+        // An empty value is a value (and invalid) everywhere but `tab`, where it means "no tab".
         func value(_ name: String) -> String? {
-            guard let v = request.query(name), !v.isEmpty else { return nil }
+            guard let v = request.query(name), !(v.isEmpty && name == "tab") else { return nil }
             return v
         }
         func enumeration<E: RawRepresentable & CaseIterable>(_ name: String, _: E.Type) -> E? where E.RawValue == String {
@@ -38,10 +39,10 @@ enum DecisionQuery {
         }
 
         let screen = identifier("screen")
-        if value("screen") == nil { invalid.append(("screen", "is required")) }
+        if request.query("screen") == nil { invalid.append(("screen", "is required")) }
         let tab = identifier("tab")
         let platform = enumeration("platform", Platform.self)
-        if value("platform") == nil { invalid.append(("platform", "is required (ios or android)")) }
+        if request.query("platform") == nil { invalid.append(("platform", "is required (ios or android)")) }
         let idiom = enumeration("idiom", Idiom.self) ?? .phone
         let orientation = enumeration("orientation", Orientation.self) ?? .portrait
         let keyboard = flag("keyboard")
