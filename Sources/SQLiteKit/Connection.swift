@@ -214,6 +214,7 @@ public final class Connection {
     // MARK: - Transactions
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it (or COMMIT) throws.
+    @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         try run("BEGIN \(kind.rawValue)")
         let result: T
@@ -229,6 +230,7 @@ public final class Connection {
 
     /// Runs `body` inside a savepoint: released when it returns, rolled back to when it throws
     /// (the enclosing transaction stays open unless SQLite ended it).
+    @discardableResult
     public func savepoint<T>(_ name: String = "sp", _ body: () throws -> T) throws -> T {
         try run("SAVEPOINT \(name)")
         do {
