@@ -171,13 +171,12 @@ public enum SQLiteValue: Sendable, Equatable, Hashable {
     case null
 }
 
-extension SQLiteValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
-    ExpressibleByNilLiteral
-{
+// Deliberately not ExpressibleByNilLiteral: `nil` compared with a `SQLiteValue?` would silently
+// mean `.null` instead of "no row".
+extension SQLiteValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral {
     public init(integerLiteral value: Int64) { self = .integer(value) }
     public init(floatLiteral value: Double) { self = .real(value) }
     public init(stringLiteral value: String) { self = .text(value) }
-    public init(nilLiteral: ()) { self = .null }
 }
 
 // MARK: - The one checkpoint for C return codes

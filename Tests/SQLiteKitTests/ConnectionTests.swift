@@ -28,7 +28,7 @@ import Testing
         try statement.bind([0, 1, 255] as [UInt8], at: 4)
         try statement.bindNull(at: 5)
         try statement.run()
-        try db.run("INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5)", [-1, 0.0, "", .blob([]), nil])
+        try db.run("INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5)", [-1, 0.0, "", .blob([]), .null])
 
         let rows = try db.query("SELECT i, r, s, b, n FROM t ORDER BY rowid") { row in
             (row.int64(at: 0), row.double(at: 1), row.string(at: 2), row.blob(at: 3), row.isNull(at: 4), row.value(at: 2))
