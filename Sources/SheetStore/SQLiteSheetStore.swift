@@ -27,7 +27,7 @@ public enum SynchronousMode: String, Sendable, CaseIterable {
 /// Counters of the write path (`update`): how many updates committed in how many transactions.
 /// Under concurrent writers `commits < updates` shows group commit at work.
 public struct WriteStatistics: Sendable, Equatable {
-    /// Updates acknowledged after their commit (replays included).
+    /// Updates run in committed transactions (replays and failed bodies included).
     public var updates: Int
     /// Write transactions committed by the update path.
     public var commits: Int
@@ -244,6 +244,10 @@ public final class SQLiteSheetStore: SheetStore {
             for job in batch { job.result = .failure(mapped) }
             noteFault(error, writer: &writer)
         }
+        if writer.closed {
+            for job in batch { job.result = .failure(StoreError.unavailable("the store is closed")) }
+            return false
+        }
         let db: Connection
         do {
             db = try writer.connection(path: path, options: options)
@@ -361,6 +365,7 @@ public final class SQLiteSheetStore: SheetStore {
                 db.close()
             }
             writer.current = nil
+            writer.closed = true
         }
     }
 
@@ -377,6 +382,7 @@ public final class SQLiteSheetStore: SheetStore {
     private func write<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
         guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
         return try writer.withLock { writer throws(StoreError) -> T in
+            if writer.closed { throw .unavailable("the store is closed") }
             do {
                 let db = try writer.connection(path: path, options: options)
                 let result = try body(db)
@@ -427,6 +433,8 @@ public final class SQLiteSheetStore: SheetStore {
 struct Writer {
     var current: Connection?
     var commitsSincePurge = 0
+    /// Set by `close()`: the connection is never reopened.
+    var closed = false
 
     init(connection: Connection) { current = connection }
 
@@ -475,6 +483,7 @@ struct WriteQueue {
 /// A thread's reader connection, behind a lock only so that `close()` on another thread is safe.
 final class ReaderSlot: Sendable {
     private let connection: Locked<Connection?>
+    private let closed = Atomic<Bool>(false)
     private let path: String
     private let options: Connection.Options
 
@@ -486,6 +495,7 @@ final class ReaderSlot: Sendable {
 
     func use<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
         try connection.withLock { current throws(StoreError) -> T in
+            if closed.load(ordering: .relaxed) { throw .unavailable("the store is closed") }
             do {
                 let db: Connection
                 if let open = current {
@@ -512,6 +522,7 @@ final class ReaderSlot: Sendable {
 
     func close() {
         connection.withLock { current in
+            closed.store(true, ordering: .relaxed)
             current?.close()
             current = nil
         }

@@ -162,7 +162,7 @@ let sampleState = UserState(
     @Test func concurrentUpdatesLoseNothing() throws {
         try withStore { store, _ throws in
             let threads = 8, perThread = 200
-            DispatchQueue.concurrentPerform(iterations: threads) { t in
+            runOnThreads(threads) { t in
                 for i in 0..<perThread {
                     _ = try! store.update(userId: "u1", eventId: i % 2 == 0 ? "t\(t)-\(i)" : nil) { state in
                         state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
@@ -178,11 +178,67 @@ let sampleState = UserState(
         }
     }
 
+    /// With synchronous=FULL each commit waits for fsync, so concurrent callers queue up and share
+    /// commits: fewer transactions than updates, and every update still lands.
+    @Test func concurrentWritersShareCommits() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try SQLiteSheetStore.open(path: dir.file(), synchronous: .full)
+        defer { store.close() }
+        runOnThreads(16) { t in
+            for _ in 0..<25 {
+                _ = try! store.update(userId: "u\(t % 4)", eventId: nil) { state in
+                    state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                    return []
+                }
+            }
+        }
+        for u in 0..<4 { #expect(try store.userState(userId: "u\(u)").count(for: Self.key) == 100) }
+        let stats = store.writeStatistics
+        print("group commit (FULL): \(stats.updates) updates in \(stats.commits) commits, largest batch \(stats.largestBatch)")
+        #expect(stats.updates == 400)
+        #expect(stats.commits < stats.updates)
+        #expect(stats.largestBatch > 1)
+    }
+
+    /// Closing while writers run: every caller gets either its committed result or `unavailable`,
+    /// nothing hangs, and what was acknowledged is on disk.
+    @Test func closeWhileWriting() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try SQLiteSheetStore.open(path: dir.file())
+        let acknowledged = ConcurrentCounter()
+        let refused = ConcurrentCounter()
+        let closer = Thread { usleep(20_000); store.close() }
+        closer.start()
+        runOnThreads(8) { _ in
+            for _ in 0..<2000 {
+                do {
+                    _ = try store.update(userId: "u", eventId: nil) { state in
+                        state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                        return []
+                    }
+                    acknowledged.add()
+                } catch StoreError.unavailable {
+                    refused.add()
+                    return
+                } catch {
+                    Issue.record("unexpected \(error)")
+                    return
+                }
+            }
+        }
+        store.close()
+        let reopened = try SQLiteSheetStore.open(path: dir.file())
+        defer { reopened.close() }
+        #expect(try reopened.userState(userId: "u").count(for: Self.key) == acknowledged.value)
+    }
+
     /// In a shared batch a failing body rolls back only its own update.
     @Test func failingBodiesDoNotAffectOthers() throws {
         try withStore { store, _ throws in
             let failures = ConcurrentCounter()
-            DispatchQueue.concurrentPerform(iterations: 8) { t in
+            runOnThreads(8) { t in
                 for i in 0..<100 {
                     do {
                         _ = try store.update(userId: "u1", eventId: "t\(t)-\(i)") { state in
@@ -207,7 +263,7 @@ let sampleState = UserState(
         try withStore { store, _ throws in
             let calls = ConcurrentCounter()
             let replays = ConcurrentCounter()
-            DispatchQueue.concurrentPerform(iterations: 50) { _ in
+            runOnThreads(50) { _ in
                 let result = try! store.update(userId: "u1", eventId: "once") { state in
                     calls.add()
                     state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
@@ -225,7 +281,7 @@ let sampleState = UserState(
     /// Readers on many threads see consistent states while a writer runs.
     @Test func readsRunAlongsideWrites() throws {
         try withStore { store, _ throws in
-            DispatchQueue.concurrentPerform(iterations: 4) { t in
+            runOnThreads(4) { t in
                 for i in 0..<100 {
                     if t == 0 {
                         _ = try! store.update(userId: "u1", eventId: nil) { state in
@@ -243,6 +299,21 @@ let sampleState = UserState(
             #expect(try store.userState(userId: "u1").count(for: Self.key) == 100)
         }
     }
+}
+
+/// Runs `body(i)` for i in 0..<count, each on its own OS thread (as the HTTP workers are), and waits.
+/// (`DispatchQueue.concurrentPerform` would use only as many threads as there are cores.)
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for i in 0..<count {
+        group.enter()
+        let thread = Thread {
+            body(i)
+            group.leave()
+        }
+        thread.start()
+    }
+    group.wait()
 }
 
 final class ConcurrentCounter: @unchecked Sendable {
@@ -292,7 +363,7 @@ final class ConcurrentCounter: @unchecked Sendable {
         let store = try SQLiteSheetStore.open(path: dir.file())
         for i in 0..<50 { _ = try store.update(userId: "u\(i)", eventId: "e") { state in state = sampleState; return [] } }
         // Readers on other threads, so close has connections of other threads to close as well.
-        DispatchQueue.concurrentPerform(iterations: 4) { i in _ = try! store.userState(userId: "u\(i)") }
+        runOnThreads(4) { i in _ = try! store.userState(userId: "u\(i)") }
         try store.ping()
         store.close()
         let wal = dir.file() + "-wal"
