@@ -332,6 +332,8 @@ public final class SQLiteSheetStore: SheetStore {
     /// probes the writer with a real commit, so readiness clears by itself once the fault does.
     public func ping() throws(StoreError) {
         try read { db in _ = try db.scalar("SELECT count(*) FROM schema_migrations") }
+        // A writer that fell back to read-only (the file was not writable when it opened) cannot write.
+        if writer.withLock({ $0.current?.isReadOnly == true }) { writeFault.store(true, ordering: .releasing) }
         if writeFault.load(ordering: .acquiring) {
             try write { db in
                 // A committed no-op update writes a WAL frame: it fails while the file is read-only or

@@ -68,6 +68,23 @@ import Testing
         #expect(status.last?.shipped == false)
     }
 
+    /// A failing migration leaves neither its schema changes nor its bookkeeping row behind.
+    @Test func failingMigrationIsAtomic() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let good = EmbeddedMigration(version: 1, name: "one", fileName: "0001_one.sql", bytes: Array("CREATE TABLE a (x);".utf8))
+        let bad = EmbeddedMigration(
+            version: 2, name: "two", fileName: "0002_two.sql", bytes: Array("CREATE TABLE b (x); SELECT nope FROM a;".utf8))
+        let db = try Connection(path: dir.file())
+        defer { db.close() }
+        #expect(throws: StoreError.self) { try Migrator(migrations: [good, bad]).migrate(db) }
+        #expect(db.isAutocommit)
+        #expect(try db.query("SELECT version FROM schema_migrations") { $0.int(at: 0) } == [1])
+        #expect(try db.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'b'") == .integer(0))
+        #expect(try db.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'a'") == .integer(1))
+        #expect(try Migrator(migrations: [good]).migrate(db) == [], "the applied one stays applied")
+    }
+
     /// The embedded migrations are byte for byte the files in the top-level migrations/ directory,
     /// and the migrated schema equals the one those files build when run directly.
     @Test func schemaComesFromExactlyTheSQLFiles() throws {

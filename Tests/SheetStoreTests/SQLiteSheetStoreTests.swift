@@ -396,6 +396,7 @@ final class ConcurrentCounter: @unchecked Sendable {
         let store = try SQLiteSheetStore.open(path: path)
         defer { store.close() }
         #expect(try store.userState(userId: "u1") == sampleState)
+        #expect(throws: StoreError.self, "readiness notices the read-only writer before any write") { try store.ping() }
         let error = try #require(#expect(throws: StoreError.self) {
             _ = try store.update(userId: "u1", eventId: "e") { state in state.latches["x"] = 1; return [] }
         })
