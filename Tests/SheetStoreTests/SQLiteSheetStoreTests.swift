@@ -378,6 +378,34 @@ final class ConcurrentCounter: @unchecked Sendable {
         #expect(try reopened.userState(userId: "u7") == sampleState)
     }
 
+    /// A full database (SQLITE_FULL, here from a page limit on the writer): the write is `unavailable`,
+    /// changes nothing, leaves no transaction open, and the next write succeeds on its own.
+    @Test func fullDatabaseRecovers() throws {
+        try withStore { store, _ throws in
+            _ = try store.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+            try store.writer.withLock { writer in
+                let db = try #require(writer.current)
+                let pages = try #require(try db.pragma("page_count"))
+                guard case .integer(let count) = pages else { return }
+                try db.execute("PRAGMA max_page_count = \(count)")
+            }
+            let error = try #require(#expect(throws: StoreError.self) {
+                _ = try store.update(userId: "u1", eventId: "big") { state in
+                    for i in 0..<5000 { state.containers[ContainerKey(containerId: "c\(i)")] = ContainerCount(count: i) }
+                    return []
+                }
+            })
+            guard case .unavailable(let message) = error else { Issue.record("expected unavailable, got \(error)"); return }
+            #expect(message.contains("SQL"))
+            #expect(store.writer.withLock { $0.current?.isAutocommit ?? true }, "no transaction left open")
+            #expect(try store.userState(userId: "u1") == sampleState)
+            // The faulty connection was dropped; the next write reopens and succeeds.
+            _ = try store.update(userId: "u1", eventId: "big") { state in state.latches["after"] = 1; return [] }
+            #expect(try store.userState(userId: "u1").latches["after"] == 1)
+            try store.ping()
+        }
+    }
+
     /// A read-only database file: writes are `unavailable`, reads still work, readiness says so, and
     /// service resumes by itself once the file is writable again.
     @Test func readOnlyFileMakesWritesUnavailable() throws {
