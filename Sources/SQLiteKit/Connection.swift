@@ -247,8 +247,8 @@ public final class Connection {
         }
     }
 
-    /// Rolls back the open transaction, if any. Never leaves one open: should ROLLBACK fail, the
-    /// connection is left in autocommit by SQLite or the failure is reported to `onFailure`.
+    /// Rolls back the open transaction, if any. Callers that must be sure (after a storage fault)
+    /// check `isAutocommit` afterwards and drop the connection if a transaction is somehow still open.
     public func rollbackIfNeeded() {
         guard !isAutocommit else { return }
         // ROLLBACK can only fail when SQLite already rolled back (then autocommit is back on).
