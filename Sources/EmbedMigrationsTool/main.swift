@@ -10,6 +10,7 @@ guard let outputPath = arguments.first else {
 
 var source = "// Generated from migrations/*.sql by the EmbedMigrations plugin. Do not edit.\n\n"
 source += "let embeddedMigrations: [EmbeddedMigration] = [\n"
+var seenVersions = Set<Int>()
 for path in arguments.dropFirst() {
     let fileName = URL(fileURLWithPath: path).lastPathComponent
     let stem = String(fileName.dropLast(".sql".count))
@@ -18,6 +19,10 @@ for path in arguments.dropFirst() {
         exit(1)
     }
     let name = String(stem[stem.index(after: underscore)...])
+    guard seenVersions.insert(version).inserted else {
+        FileHandle.standardError.write(Data("error: \(fileName): another migration file has version \(version)\n".utf8))
+        exit(1)
+    }
     guard let data = FileManager.default.contents(atPath: path) else {
         FileHandle.standardError.write(Data("error: cannot read \(path)\n".utf8))
         exit(1)

@@ -1,0 +1,456 @@
+import Foundation
+import SQLiteKit
+import SheetPolicy
+import Testing
+
+@testable import SheetStore
+
+/// A store on a fresh temporary file, closed and removed afterwards.
+func withStore<T>(_ body: (SQLiteSheetStore, TemporaryDirectory) throws -> T) throws -> T {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try SQLiteSheetStore.open(path: dir.file())
+    defer { store.close() }
+    return try body(store, dir)
+}
+
+struct BodyFailed: Error, Equatable {}
+
+let sampleState = UserState(
+    containers: [
+        ContainerKey(containerId: "accounts", filter: ""): ContainerCount(count: 3, seq: 7),
+        ContainerKey(containerId: "accounts", filter: "savings"): ContainerCount(count: 1, seq: nil),
+        ContainerKey(containerId: "offers"): ContainerCount(count: 0, seq: 2),
+    ],
+    latches: ["offer-cards": 3, "tips": 0],
+    stack: [
+        StackEntry(sheetId: "b-bottom", mode: .push), StackEntry(sheetId: "a-middle", mode: .push),
+        StackEntry(sheetId: "c-top", mode: .replace),
+    ],
+    contentHeights: [
+        HeightKey(sheetId: "offer-cards", platform: .ios): 312.5,
+        HeightKey(sheetId: "offer-cards", platform: .android): 290,
+    ])
+
+@Suite struct UserStateTests {
+    /// A user never seen reads as the empty state.
+    @Test func unknownUserIsEmpty() throws {
+        try withStore { store, _ throws in
+            #expect(try store.userState(userId: "nobody") == UserState())
+        }
+    }
+
+    /// Containers with filters, latches, stack order and heights survive a write and a read.
+    @Test func stateRoundTrips() throws {
+        try withStore { store, _ throws in
+            let result = try store.update(userId: "u1", eventId: nil) { state in
+                state = sampleState
+                return Array("ok".utf8)
+            }
+            #expect(result == EventResult(outcome: Array("ok".utf8), replayed: false))
+            #expect(try store.userState(userId: "u1") == sampleState)
+            #expect(try store.userState(userId: "u2") == UserState(), "other users are untouched")
+        }
+    }
+
+    /// Only the differences are written, and removals remove rows.
+    @Test func updateWritesTheDifference() throws {
+        try withStore { store, dir throws in
+            _ = try store.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+            var expected = sampleState
+            expected.containers[ContainerKey(containerId: "accounts", filter: "savings")] = nil
+            expected.containers[ContainerKey(containerId: "accounts")] = ContainerCount(count: 4, seq: 8)
+            expected.containers[ContainerKey(containerId: "new", filter: "f")] = ContainerCount(count: 9, seq: nil)
+            expected.latches["tips"] = nil
+            expected.latches["offer-cards"] = 4
+            expected.stack = [StackEntry(sheetId: "b-bottom", mode: .push), StackEntry(sheetId: "d", mode: .push)]
+            expected.contentHeights[HeightKey(sheetId: "offer-cards", platform: .android)] = nil
+            expected.contentHeights[HeightKey(sheetId: "offer-cards", platform: .ios)] = 100
+            _ = try store.update(userId: "u1", eventId: nil) { state in
+                #expect(state == sampleState, "the body sees the stored state")
+                state = expected
+                return []
+            }
+            #expect(try store.userState(userId: "u1") == expected)
+
+            // The rows on disk are exactly the new state's (no leftovers from the old one).
+            let db = try Connection(path: dir.file(), flags: [.readOnly])
+            defer { db.close() }
+            #expect(try db.scalar("SELECT count(*) FROM container_counts") == .integer(3))
+            #expect(try db.scalar("SELECT count(*) FROM latches") == .integer(1))
+            #expect(try db.query("SELECT position, sheet_id FROM stack ORDER BY position") { "\($0.int(at: 0))\($0.string(at: 1))" } == ["0b-bottom", "1d"])
+            #expect(try db.scalar("SELECT count(*) FROM content_heights") == .integer(1))
+
+            // Popping the whole stack deletes every row.
+            _ = try store.update(userId: "u1", eventId: nil) { state in state.stack = []; return [] }
+            #expect(try store.userState(userId: "u1").stack == [])
+            #expect(try db.scalar("SELECT count(*) FROM stack") == .integer(0))
+        }
+    }
+
+    /// An event id already processed is answered with its first outcome; the body is not called.
+    @Test func eventIdReplaysTheFirstOutcome() throws {
+        try withStore { store, _ throws in
+            let first = try store.update(userId: "u1", eventId: "e1") { state in
+                state.latches["s"] = 1
+                return [1, 2, 3]
+            }
+            #expect(first == EventResult(outcome: [1, 2, 3], replayed: false))
+            let second = try store.update(userId: "u1", eventId: "e1") { state in
+                Issue.record("the body of a replayed event must not run")
+                state.latches["s"] = 99
+                return [9]
+            }
+            #expect(second == EventResult(outcome: [1, 2, 3], replayed: true))
+            #expect(try store.userState(userId: "u1").latches == ["s": 1])
+            // Event ids are per user.
+            let other = try store.update(userId: "u2", eventId: "e1") { _ in [7] }
+            #expect(other == EventResult(outcome: [7], replayed: false))
+            // An empty outcome is remembered as such.
+            _ = try store.update(userId: "u1", eventId: "empty") { _ in [] }
+            #expect(try store.update(userId: "u1", eventId: "empty") { _ in [1] } == EventResult(outcome: [], replayed: true))
+        }
+    }
+
+    /// A throwing body changes nothing and records no event; its error comes back unchanged.
+    @Test func throwingBodyChangesNothing() throws {
+        try withStore { store, _ throws in
+            _ = try store.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+            #expect(throws: BodyFailed()) {
+                try store.update(userId: "u1", eventId: "e1") { state in
+                    state = UserState(latches: ["x": 1])
+                    throw BodyFailed()
+                }
+            }
+            #expect(try store.userState(userId: "u1") == sampleState)
+            let retry = try store.update(userId: "u1", eventId: "e1") { _ in [5] }
+            #expect(retry.replayed == false, "the failed attempt did not record the event")
+        }
+    }
+
+    /// Erasing a user removes every row of theirs, processed events included, and nobody else's.
+    @Test func deleteUserErasesEverything() throws {
+        try withStore { store, dir throws in
+            _ = try store.update(userId: "u1", eventId: "e1") { state in state = sampleState; return [1] }
+            _ = try store.update(userId: "u2", eventId: "e1") { state in state = sampleState; return [2] }
+            try store.deleteUser(userId: "u1")
+            try store.deleteUser(userId: "never-seen")
+            #expect(try store.userState(userId: "u1") == UserState())
+            #expect(try store.userState(userId: "u2") == sampleState)
+            #expect(try store.update(userId: "u1", eventId: "e1") { _ in [3] }.replayed == false)
+            #expect(try store.update(userId: "u2", eventId: "e1") { _ in [3] }.replayed == true)
+        }
+    }
+
+    /// Event ids older than the retention are purged; younger ones are kept.
+    @Test func expiredEventIdsArePurged() throws {
+        try withStore { store, _ throws in
+            _ = try store.update(userId: "u1", eventId: "old") { _ in [1] }
+            let now = currentUnixTime()
+            try store.writer.withLock { writer in try writer.purgeExpiredEvents(now: now + 47 * 3600) }
+            #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed, "kept for at least 24 h")
+            try store.writer.withLock { writer in try writer.purgeExpiredEvents(now: now + 49 * 3600) }
+            #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed == false)
+        }
+    }
+}
+
+@Suite struct ConcurrencyTests {
+    static let key = ContainerKey(containerId: "c")
+
+    /// Many threads incrementing one user's count through update bodies lose nothing.
+    @Test func concurrentUpdatesLoseNothing() throws {
+        try withStore { store, _ throws in
+            let threads = 8, perThread = 200
+            runOnThreads(threads) { t in
+                for i in 0..<perThread {
+                    _ = try! store.update(userId: "u1", eventId: i % 2 == 0 ? "t\(t)-\(i)" : nil) { state in
+                        state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                        return []
+                    }
+                }
+            }
+            #expect(try store.userState(userId: "u1").count(for: Self.key) == threads * perThread)
+            let stats = store.writeStatistics
+            #expect(stats.updates == threads * perThread)
+            #expect(stats.commits <= stats.updates)
+            print("group commit: \(stats.updates) updates in \(stats.commits) commits, largest batch \(stats.largestBatch)")
+        }
+    }
+
+    /// With synchronous=FULL each commit waits for fsync, so concurrent callers queue up and share
+    /// commits: fewer transactions than updates, and every update still lands.
+    @Test func concurrentWritersShareCommits() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try SQLiteSheetStore.open(path: dir.file(), synchronous: .full)
+        defer { store.close() }
+        runOnThreads(16) { t in
+            for _ in 0..<25 {
+                _ = try! store.update(userId: "u\(t % 4)", eventId: nil) { state in
+                    state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                    return []
+                }
+            }
+        }
+        for u in 0..<4 { #expect(try store.userState(userId: "u\(u)").count(for: Self.key) == 100) }
+        let stats = store.writeStatistics
+        print("group commit (FULL): \(stats.updates) updates in \(stats.commits) commits, largest batch \(stats.largestBatch)")
+        #expect(stats.updates == 400)
+        #expect(stats.commits < stats.updates)
+        #expect(stats.largestBatch > 1)
+    }
+
+    /// Closing while writers run: every caller gets either its committed result or `unavailable`,
+    /// nothing hangs, and what was acknowledged is on disk.
+    @Test func closeWhileWriting() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try SQLiteSheetStore.open(path: dir.file())
+        let acknowledged = ConcurrentCounter()
+        let refused = ConcurrentCounter()
+        let closer = Thread { usleep(20_000); store.close() }
+        closer.start()
+        runOnThreads(8) { _ in
+            for _ in 0..<2000 {
+                do {
+                    _ = try store.update(userId: "u", eventId: nil) { state in
+                        state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                        return []
+                    }
+                    acknowledged.add()
+                } catch StoreError.unavailable {
+                    refused.add()
+                    return
+                } catch {
+                    Issue.record("unexpected \(error)")
+                    return
+                }
+            }
+        }
+        store.close()
+        let reopened = try SQLiteSheetStore.open(path: dir.file())
+        defer { reopened.close() }
+        #expect(try reopened.userState(userId: "u").count(for: Self.key) == acknowledged.value)
+    }
+
+    /// In a shared batch a failing body rolls back only its own update.
+    @Test func failingBodiesDoNotAffectOthers() throws {
+        try withStore { store, _ throws in
+            let failures = ConcurrentCounter()
+            runOnThreads(8) { t in
+                for i in 0..<100 {
+                    do {
+                        _ = try store.update(userId: "u1", eventId: "t\(t)-\(i)") { state in
+                            state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                            if i % 5 == 0 { throw BodyFailed() }
+                            return []
+                        }
+                    } catch is BodyFailed {
+                        failures.add()
+                    } catch {
+                        Issue.record("unexpected \(error)")
+                    }
+                }
+            }
+            #expect(failures.value == 8 * 20)
+            #expect(try store.userState(userId: "u1").count(for: Self.key) == 8 * 80)
+        }
+    }
+
+    /// The same event id sent 50 times at once is applied exactly once; all get the same outcome.
+    @Test func sameEventIdConcurrentlyAppliesOnce() throws {
+        try withStore { store, _ throws in
+            let calls = ConcurrentCounter()
+            let replays = ConcurrentCounter()
+            runOnThreads(50) { _ in
+                let result = try! store.update(userId: "u1", eventId: "once") { state in
+                    calls.add()
+                    state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                    return [42]
+                }
+                #expect(result.outcome == [42])
+                if result.replayed { replays.add() }
+            }
+            #expect(calls.value == 1)
+            #expect(replays.value == 49)
+            #expect(try store.userState(userId: "u1").count(for: Self.key) == 1)
+        }
+    }
+
+    /// Readers on many threads see consistent states while a writer runs.
+    @Test func readsRunAlongsideWrites() throws {
+        try withStore { store, _ throws in
+            runOnThreads(4) { t in
+                for i in 0..<100 {
+                    if t == 0 {
+                        _ = try! store.update(userId: "u1", eventId: nil) { state in
+                            state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                            state.latches["l"] = state.count(for: Self.key)
+                            return []
+                        }
+                    } else {
+                        let state = try! store.userState(userId: "u1")
+                        #expect(state.latches["l"] == (i == -1 ? nil : state.latches["l"]))
+                        #expect(state.latches["l"] ?? 0 == state.count(for: Self.key), "one snapshot per read")
+                    }
+                }
+            }
+            #expect(try store.userState(userId: "u1").count(for: Self.key) == 100)
+        }
+    }
+}
+
+/// Runs `body(i)` for i in 0..<count, each on its own OS thread (as the HTTP workers are), and waits.
+/// (`DispatchQueue.concurrentPerform` would use only as many threads as there are cores.)
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for i in 0..<count {
+        group.enter()
+        let thread = Thread {
+            body(i)
+            group.leave()
+        }
+        thread.start()
+    }
+    group.wait()
+}
+
+final class ConcurrentCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
+
+@Suite struct CatalogTests {
+    /// Sheets are created, replaced, listed by id and deleted.
+    @Test func catalogCRUD() throws {
+        try withStore { store, _ throws in
+            #expect(try store.catalog() == [])
+            #expect(try store.putSheet(StoredSheet(id: "b", json: #"{"id":"b"}"#)) == true)
+            #expect(try store.putSheet(StoredSheet(id: "b", json: #"{"id":"b","v":2}"#)) == false)
+            try store.putSheets([StoredSheet(id: "a", json: #"{"id":"a"}"#), StoredSheet(id: "c", json: #"{"id":"c"}"#)])
+            #expect(try store.catalog().map(\.id) == ["a", "b", "c"])
+            #expect(try store.catalog()[1].json == #"{"id":"b","v":2}"#)
+            #expect(try store.deleteSheet(id: "b") == true)
+            #expect(try store.deleteSheet(id: "b") == false)
+            #expect(try store.catalog().map(\.id) == ["a", "c"])
+        }
+    }
+
+    /// A bad row is a failure naming the SQL, and a failed batch writes nothing.
+    @Test func invalidDefinitionsFail() throws {
+        try withStore { store, _ throws in
+            let error = try #require(#expect(throws: StoreError.self) {
+                _ = try store.putSheet(StoredSheet(id: "x", json: "not json"))
+            })
+            guard case .failure(let message) = error else { Issue.record("expected .failure, got \(error)"); return }
+            #expect(message.contains("INSERT INTO sheets"))
+            #expect(throws: StoreError.self) {
+                try store.putSheets([StoredSheet(id: "ok", json: "{}"), StoredSheet(id: "", json: "{}")])
+            }
+            #expect(try store.catalog() == [])
+        }
+    }
+}
+
+@Suite struct LifecycleTests {
+    /// close() checkpoints and closes every connection: the WAL is gone (or empty); later calls are refused.
+    @Test func closeCheckpointsTheWAL() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try SQLiteSheetStore.open(path: dir.file())
+        for i in 0..<50 { _ = try store.update(userId: "u\(i)", eventId: "e") { state in state = sampleState; return [] } }
+        // Readers on other threads, so close has connections of other threads to close as well.
+        runOnThreads(4) { i in _ = try! store.userState(userId: "u\(i)") }
+        try store.ping()
+        store.close()
+        let wal = dir.file() + "-wal"
+        let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+        #expect(size == 0)
+        #expect(throws: StoreError.self) { try store.ping() }
+        #expect(throws: StoreError.self) { _ = try store.update(userId: "u", eventId: nil) { _ in [] } }
+        store.close()
+
+        let reopened = try SQLiteSheetStore.open(path: dir.file())
+        defer { reopened.close() }
+        #expect(try reopened.userState(userId: "u7") == sampleState)
+    }
+
+    /// A full database (SQLITE_FULL, here from a page limit on the writer): the write is `unavailable`,
+    /// changes nothing, leaves no transaction open, and the next write succeeds on its own.
+    @Test func fullDatabaseRecovers() throws {
+        try withStore { store, _ throws in
+            _ = try store.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+            try store.writer.withLock { writer in
+                let db = try #require(writer.current)
+                let pages = try #require(try db.pragma("page_count"))
+                guard case .integer(let count) = pages else { return }
+                try db.execute("PRAGMA max_page_count = \(count)")
+            }
+            let error = try #require(#expect(throws: StoreError.self) {
+                _ = try store.update(userId: "u1", eventId: "big") { state in
+                    for i in 0..<5000 { state.containers[ContainerKey(containerId: "c\(i)")] = ContainerCount(count: i) }
+                    return []
+                }
+            })
+            guard case .unavailable(let message) = error else { Issue.record("expected unavailable, got \(error)"); return }
+            #expect(message.contains("SQL"))
+            #expect(store.writer.withLock { $0.current?.isAutocommit ?? true }, "no transaction left open")
+            #expect(try store.userState(userId: "u1") == sampleState)
+            // The faulty connection was dropped; the next write reopens and succeeds.
+            _ = try store.update(userId: "u1", eventId: "big") { state in state.latches["after"] = 1; return [] }
+            #expect(try store.userState(userId: "u1").latches["after"] == 1)
+            try store.ping()
+        }
+    }
+
+    /// A read-only database file: writes are `unavailable`, reads still work, readiness says so, and
+    /// service resumes by itself once the file is writable again.
+    @Test func readOnlyFileMakesWritesUnavailable() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.file()
+        let setup = try SQLiteSheetStore.open(path: path)
+        _ = try setup.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+        setup.close()
+
+        guard makeReadOnly(path, true) else {
+            print("skipped: cannot make a file read-only here (root without chattr)")
+            return
+        }
+        defer { _ = makeReadOnly(path, false) }
+        let store = try SQLiteSheetStore.open(path: path)
+        defer { store.close() }
+        #expect(try store.userState(userId: "u1") == sampleState)
+        #expect(throws: StoreError.self, "readiness notices the read-only writer before any write") { try store.ping() }
+        let error = try #require(#expect(throws: StoreError.self) {
+            _ = try store.update(userId: "u1", eventId: "e") { state in state.latches["x"] = 1; return [] }
+        })
+        guard case .unavailable(let message) = error else { Issue.record("expected unavailable, got \(error)"); return }
+        #expect(message.lowercased().contains("readonly") || message.contains("read-only") || message.contains("SQL"))
+        #expect(throws: StoreError.self) { try store.putSheet(StoredSheet(id: "s", json: "{}")) }
+        #expect(throws: StoreError.self) { try store.ping() }
+        #expect(try store.userState(userId: "u1") == sampleState, "reads keep working")
+
+        #expect(makeReadOnly(path, false))
+        try store.ping()
+        _ = try store.update(userId: "u1", eventId: "e") { state in state.latches["x"] = 1; return [] }
+        #expect(try store.userState(userId: "u1").latches["x"] == 1)
+    }
+}
+
+/// Makes `path` read-only for this process: chattr +i as root (root ignores permissions), chmod otherwise.
+func makeReadOnly(_ path: String, _ readOnly: Bool) -> Bool {
+    if geteuid() == 0 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        process.arguments = [readOnly ? "+i" : "-i", path]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+    return chmod(path, readOnly ? 0o444 : 0o644) == 0
+}
