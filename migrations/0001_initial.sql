@@ -37,6 +37,8 @@ CREATE TABLE stack (
     position  INTEGER NOT NULL CHECK (position >= 0),
     sheet_id  TEXT NOT NULL CHECK (length(sheet_id) BETWEEN 1 AND 128),
     mode      TEXT NOT NULL CHECK (mode IN ('push', 'replace')),
+    -- A flow step (replace) remembers the step it replaced: it decides the transition.
+    replaced_sheet_id TEXT CHECK (replaced_sheet_id IS NULL OR length(replaced_sheet_id) BETWEEN 1 AND 128),
     PRIMARY KEY (user_id, position)
 ) STRICT, WITHOUT ROWID;
 

@@ -8,7 +8,7 @@ enum UserStateSQL {
     static let loadSQL = """
         SELECT 0, container_id, filter, count, seq FROM container_counts WHERE user_id = ?1
         UNION ALL SELECT 1, sheet_id, NULL, count, NULL FROM latches WHERE user_id = ?1
-        UNION ALL SELECT 2, sheet_id, mode, position, NULL FROM stack WHERE user_id = ?1
+        UNION ALL SELECT 2, sheet_id, mode, position, replaced_sheet_id FROM stack WHERE user_id = ?1
         UNION ALL SELECT 3, sheet_id, platform, height, NULL FROM content_heights WHERE user_id = ?1
         """
 
@@ -28,7 +28,7 @@ enum UserStateSQL {
             case 2:
                 let raw = statement.string(at: 2)
                 guard let mode = OpenMode(rawValue: raw) else { throw StoreError.failure("stack row with unknown mode \(raw)") }
-                stack.append((statement.int(at: 3), StackEntry(sheetId: statement.string(at: 1), mode: mode)))
+                stack.append((statement.int(at: 3), StackEntry(sheetId: statement.string(at: 1), mode: mode, replacedSheetId: statement.optionalString(at: 4))))
             default:
                 let raw = statement.string(at: 2)
                 guard let platform = Platform(rawValue: raw) else {
@@ -88,8 +88,9 @@ enum UserStateSQL {
             for position in common..<new.stack.count {
                 let entry = new.stack[position]
                 try db.run(
-                    "INSERT INTO stack (user_id, position, sheet_id, mode) VALUES (?1, ?2, ?3, ?4)",
-                    [.text(userId), .integer(Int64(position)), .text(entry.sheetId), .text(entry.mode.rawValue)])
+                    "INSERT INTO stack (user_id, position, sheet_id, mode, replaced_sheet_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    [.text(userId), .integer(Int64(position)), .text(entry.sheetId), .text(entry.mode.rawValue),
+                     entry.replacedSheetId.map { .text($0) } ?? .null])
             }
         }
         // Content heights

@@ -94,7 +94,7 @@ public struct Configuration: Sendable {
         if let v = values["--threads"] { c.http.threads = try integer(v, "--threads/SHEETD_THREADS", 1...256) }
         if let v = values["--max-body"] { c.http.maxBodyBytes = try integer(v, "--max-body/SHEETD_MAX_BODY", 1024...16_777_216) }
         if let v = values["--synchronous"] {
-            guard let mode = SynchronousMode(rawValue: v.uppercased()) else {
+            guard let mode = SynchronousMode(configValue: v) else {
                 throw ConfigurationError("--synchronous/SHEETD_SYNCHRONOUS: '\(v)' is not NORMAL or FULL")
             }
             c.synchronous = mode

@@ -53,7 +53,10 @@ public enum SheetdCommand {
                 print(applied.isEmpty ? "database is up to date" : "applied migrations: \(applied.map(String.init).joined(separator: ", "))")
             }
             for m in try SQLiteSheetStore.migrationStatus(path: configuration.databasePath) {
-                print(m.description)
+                let state = !m.shipped ? "newer than this binary" : !m.applied ? "pending"
+                    : m.checksumMatches == false ? "CHANGED AFTER IT WAS APPLIED" : "applied \(m.appliedAt ?? "")"
+                let version = String(repeating: "0", count: max(0, 4 - String(m.version).count)) + String(m.version)
+                print("\(version)  \(m.name.padding(toLength: 24, withPad: " ", startingAt: 0))  \(state)  sha256:\(m.checksum.prefix(12))")
             }
             return 0
         } catch {
