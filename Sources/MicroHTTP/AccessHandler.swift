@@ -1,0 +1,224 @@
+internal import CMicroHTTPD
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The request flow through MHD's access handler (see docs/mhd-sqlite-notes.md):
+/// 1. first call (`*req_cls == nil`): headers only. Create the state. Answer at once only for an
+///    announced oversize body (413; MHD then skips the body and closes the connection). Never answer
+///    anything else here: MHD 0.9.75 treats a response queued in the first call as "early" and drops
+///    keep-alive.
+/// 2. body calls (`*upload_data_size > 0`): append up to the cap, count and discard beyond it, and
+///    always consume (`*upload_data_size = 0`), or MHD repeats the same data.
+/// 3. final call: route, run the handler, queue the response.
+extension ServerCore {
+    func handle(_ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ method: UnsafePointer<CChar>,
+                _ uploadData: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
+                _ reqCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+        guard let existing = reqCls.pointee else {
+            let state = RequestState(startMicros: monotonicMicros())
+            reqCls.pointee = Unmanaged.passRetained(state).toOpaque()
+            inFlight.wrappingAdd(1, ordering: .relaxed)
+            metrics.requestStarted()
+            if announcedBodyTooLarge(connection) {
+                state.responded = true
+                return respondWithoutRouting(connection, url, method, state, Problem.payloadTooLarge(limit: maxBodyBytes))
+            }
+            return .YES
+        }
+        let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+
+        let size = uploadSize.pointee
+        if size > 0 {
+            state.bodyBytesSeen += size
+            if !state.tooLarge {
+                if state.body.count + size > maxBodyBytes {
+                    state.tooLarge = true
+                    state.body = []
+                } else if let uploadData {
+                    state.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: size))
+                }
+            }
+            uploadSize.pointee = 0
+            return .YES
+        }
+
+        if state.responded { return .YES }
+        state.responded = true
+        if state.tooLarge {
+            return respondWithoutRouting(connection, url, method, state, Problem.payloadTooLarge(limit: maxBodyBytes))
+        }
+        return dispatch(connection, url, method, state)
+    }
+
+    /// Content-Length over the cap (only when no Transfer-Encoding: then MHD ignores Content-Length).
+    private func announcedBodyTooLarge(_ connection: OpaquePointer) -> Bool {
+        guard let cl = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+              MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") == nil else { return false }
+        var value = 0
+        var i = 0
+        while cl[i] != 0 {
+            let b = UInt8(bitPattern: cl[i])
+            guard b >= 0x30 && b <= 0x39 else { return false }  // MHD itself rejects a malformed value
+            let (m, o1) = value.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(Int(b - 0x30))
+            if o1 || o2 { return true }
+            value = a
+            i += 1
+        }
+        return value > maxBodyBytes
+    }
+
+    /// Routes and runs the handler; every outcome ends in exactly one queued response.
+    private func dispatch(_ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ methodPtr: UnsafePointer<CChar>,
+                          _ state: RequestState) -> MHD_Result {
+        let requestId = incomingRequestId(connection)
+        let method = HTTPMethod.parse(methodPtr)
+        let path = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
+
+        if let problem = validatePath(path) {
+            let detail = switch problem {
+            case .invalidEscape: "The path contains an invalid percent escape."
+            case .dotSegment: "The path contains a dot segment."
+            case .notAbsolute: "The request target is not an absolute path."
+            }
+            let response = problem == .notAbsolute ? Problem.notFound(detail).response : Problem.badRequest(detail).response
+            return send(connection, response, state: state, methodPtr: methodPtr, template: nil, slot: metrics.unmatched,
+                        requestId: requestId)
+        }
+
+        var captures: [Range<Int>] = []
+        guard let node = table.match(path, captures: &captures) else {
+            return send(connection, Problem.notFound("No resource at this path.").response, state: state, methodPtr: methodPtr,
+                        template: nil, slot: metrics.unmatched, requestId: requestId)
+        }
+        var target: RouteTable.Target?
+        if let method {
+            target = node.targets[method.ordinal]
+            if target == nil && method == .HEAD { target = node.targets[HTTPMethod.GET.ordinal] }
+        }
+        guard let target, let method else {
+            let response = Problem.methodNotAllowed("The method is not allowed for this resource.", allow: node.allow).response
+            return send(connection, response, state: state, methodPtr: methodPtr, template: node.template,
+                        slot: node.metrics ?? metrics.unmatched, requestId: requestId)
+        }
+
+        var values: [String] = []
+        if !captures.isEmpty {
+            values.reserveCapacity(captures.count)
+            for r in captures {
+                guard let v = decodePathSegment(path, r) else {
+                    let response = Problem.badRequest("A path segment decodes to an invalid value.").response
+                    return send(connection, response, state: state, methodPtr: methodPtr, template: target.template,
+                                slot: target.metrics, requestId: requestId)
+                }
+                values.append(v)
+            }
+        }
+
+        let request = HTTPRequest(connection: connection, method: method, path: String(cString: url),
+                                  routeTemplate: target.template, requestId: requestId, body: state.body,
+                                  parameterNames: target.parameterNames, parameterValues: values)
+        state.body = []
+        var response: HTTPResponse
+        do {
+            response = try target.handler(request)
+        } catch let problem as Problem {
+            response = problem.response
+        } catch {
+            Log.write(.error, "handler failed", [("route", .string(target.template)), ("request_id", .string(requestId)),
+                                                  ("error", .string(String(describing: error)))])
+            response = Problem.internalError().response
+        }
+        request.isValid = false
+        if !(100...599).contains(response.status) {
+            Log.write(.error, "handler returned an invalid status", [("route", .string(target.template)),
+                                                                      ("status", .int(response.status))])
+            response = Problem.internalError().response
+        }
+        return send(connection, response, state: state, methodPtr: methodPtr, template: target.template,
+                    slot: target.metrics, requestId: requestId)
+    }
+
+    /// For answers decided before the body is known (413): the route only labels log and metrics.
+    private func respondWithoutRouting(_ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ methodPtr: UnsafePointer<CChar>,
+                                       _ state: RequestState, _ problem: Problem) -> MHD_Result {
+        let path = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
+        var captures: [Range<Int>] = []
+        let node = validatePath(path) == nil ? table.match(path, captures: &captures) : nil
+        return send(connection, problem.response, state: state, methodPtr: methodPtr, template: node?.template,
+                    slot: node?.metrics ?? metrics.unmatched, requestId: incomingRequestId(connection))
+    }
+
+    private func incomingRequestId(_ connection: OpaquePointer) -> String {
+        if let v = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id"), let id = RequestID.sanitize(v) {
+            return id
+        }
+        return RequestID.next()
+    }
+
+    /// Queues `response` with `X-Request-Id` (and `Connection: close` while draining), then records
+    /// metrics and the access-log line.
+    private func send(_ connection: OpaquePointer, _ response: HTTPResponse, state: RequestState,
+                      methodPtr: UnsafePointer<CChar>, template: String?, slot: RouteMetrics, requestId: String) -> MHD_Result {
+        let mhdResponse: OpaquePointer?
+        switch response.content {
+        case .bytes(let body):
+            mhdResponse = body.withUnsafeBytes { raw in
+                // MUST_COPY: MHD copies now, so the Swift array need not outlive this call.
+                MHD_create_response_from_buffer(raw.count, raw.count == 0 ? nil : UnsafeMutableRawPointer(mutating: raw.baseAddress),
+                                                .RESPMEM_MUST_COPY)
+            }
+        }
+        guard let mhdResponse else {
+            Log.write(.error, "could not create a response", [("request_id", .string(requestId))])
+            return .NO
+        }
+        defer { MHD_destroy_response(mhdResponse) }
+        for (name, value) in response.headers {
+            if asciiCaseInsensitiveEquals(name, "Content-Length") || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
+                || asciiCaseInsensitiveEquals(name, "X-Request-Id") {
+                continue
+            }
+            if MHD_add_response_header(mhdResponse, name, value) != .YES {
+                Log.write(.warn, "response header rejected", [("header", .string(name)), ("request_id", .string(requestId))])
+            }
+        }
+        _ = MHD_add_response_header(mhdResponse, "X-Request-Id", requestId)
+        if draining.load(ordering: .relaxed) {
+            _ = MHD_add_response_header(mhdResponse, "Connection", "close")
+        }
+        let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+
+        let duration = monotonicMicros() - state.startMicros
+        slot.record(status: response.status, durationMicros: duration)
+        if accessLog && Log.isEnabled(.info) {
+            writeAccessLog(methodPtr: methodPtr, template: template, status: response.status, durationMicros: duration,
+                           requestId: requestId)
+        }
+        if result != .YES {
+            Log.write(.error, "could not queue the response", [("status", .int(response.status)), ("request_id", .string(requestId))])
+        }
+        return result
+    }
+
+    private func writeAccessLog(methodPtr: UnsafePointer<CChar>, template: String?, status: Int, durationMicros: Int,
+                                requestId: String) {
+        var out = JSONOut(capacity: 200)
+        Log.begin(&out, level: .info, msg: "request")
+        out.raw(",\"method\":")
+        let n = min(strlen(methodPtr), 32)
+        out.string(utf8: UnsafeBufferPointer(start: UnsafeRawPointer(methodPtr).assumingMemoryBound(to: UInt8.self), count: n))
+        out.raw(",\"route\":")
+        if let template { out.string(template) } else { out.raw("null") }
+        out.raw(",\"status\":")
+        out.int(status)
+        out.raw(",\"duration_us\":")
+        out.int(durationMicros)
+        out.raw(",\"request_id\":")
+        out.string(requestId)
+        out.raw("}\n")
+        Log.emit(out.bytes)
+    }
+}
