@@ -21,6 +21,13 @@ extension ServerCore {
             reqCls.pointee = Unmanaged.passRetained(state).toOpaque()
             inFlight.wrappingAdd(1, ordering: .relaxed)
             metrics.requestStarted()
+            if hasAmbiguousFraming(connection) {
+                // RFC 9112 §6.3: Content-Length with Transfer-Encoding, or differing Content-Lengths, are
+                // request-smuggling shapes. Answer now: MHD then closes without reading the body.
+                state.responded = true
+                return respondWithoutRouting(connection, url, method, state,
+                                             Problem.badRequest("The request has conflicting Content-Length/Transfer-Encoding headers."))
+            }
             if announcedBodyTooLarge(connection) {
                 state.responded = true
                 return respondWithoutRouting(connection, url, method, state, Problem.payloadTooLarge(limit: maxBodyBytes))
@@ -50,6 +57,18 @@ extension ServerCore {
             return respondWithoutRouting(connection, url, method, state, Problem.payloadTooLarge(limit: maxBodyBytes))
         }
         return dispatch(connection, url, method, state)
+    }
+
+    /// Content-Length together with Transfer-Encoding, or more than one Content-Length header.
+    /// Only requests announcing a Content-Length pay for the header walk.
+    private func hasAmbiguousFraming(_ connection: OpaquePointer) -> Bool {
+        guard MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil else { return false }
+        if MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil { return true }
+        var count = 0
+        withUnsafeMutablePointer(to: &count) { p in
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, contentLengthCounter, UnsafeMutableRawPointer(p))
+        }
+        return count > 1
     }
 
     /// Content-Length over the cap (only when no Transfer-Encoding: then MHD ignores Content-Length).
@@ -221,4 +240,11 @@ extension ServerCore {
         out.raw("}\n")
         Log.emit(out.bytes)
     }
+}
+
+/// Counts Content-Length headers into the Int that `cls` points to.
+private let contentLengthCounter: MHD_KeyValueIterator = { cls, _, key, _ in
+    guard let cls, let key else { return .YES }
+    if strcasecmp(key, "Content-Length") == 0 { cls.assumingMemoryBound(to: Int.self).pointee += 1 }
+    return .YES
 }
