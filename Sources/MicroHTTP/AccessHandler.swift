@@ -39,6 +39,12 @@ extension ServerCore {
         let size = uploadSize.pointee
         if size > 0 {
             state.bodyBytesSeen += size
+            if state.tooLarge && state.bodyBytesSeen > discardLimit {
+                // A chunked body far beyond the cap: MHD cannot answer mid-upload, so instead of reading
+                // forever, drop the connection (the client sees a reset).
+                Log.write(.warn, "oversize chunked body aborted", [("bytes", .int(state.bodyBytesSeen))])
+                return .NO
+            }
             if !state.tooLarge {
                 if state.body.count + size > maxBodyBytes {
                     state.tooLarge = true
@@ -58,6 +64,9 @@ extension ServerCore {
         }
         return dispatch(connection, url, method, state)
     }
+
+    /// How much of an oversize chunked body is read and discarded before the connection is dropped.
+    var discardLimit: Int { max(maxBodyBytes &* 16, 1 << 20) }
 
     /// Content-Length together with Transfer-Encoding, or more than one Content-Length header.
     /// Only requests announcing a Content-Length pay for the header walk.

@@ -130,6 +130,40 @@ import Testing
         }
     }
 
+    /// A chunked body far beyond the cap is not read forever: the connection is dropped.
+    @Test func endlessChunkedBodyIsCutOff() throws {
+        try withServer({ $0.maxBodyBytes = 1000 }) { (server, _) throws in
+            let c = try RawConnection(port: server.port)
+            try c.send("POST /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 0x42, count: 65536) + Array("\r\n".utf8)
+            var sendFailed = false
+            for _ in 0..<64 {  // 4 MiB, well past the 1 MiB discard limit
+                do { try c.send(chunk) } catch { sendFailed = true; break }
+            }
+            #expect(sendFailed || c.isClosedByServer())
+            #expect(try fetch(server.port, "GET", "/healthz").status == 200)
+        }
+    }
+
+    /// Idle keep-alive connections are closed after the idle timeout.
+    @Test func idleConnectionsTimeOut() throws {
+        try withServer({ $0.idleTimeoutSeconds = 1 }) { (server, _) throws in
+            let c = try RawConnection(port: server.port)
+            #expect(try c.request("GET", "/healthz").status == 200)
+            usleep(2_500_000)
+            #expect(c.isClosedByServer())
+        }
+    }
+
+    /// Start-up raises the soft open-file limit to the hard limit.
+    @Test func openFileLimitIsRaised() throws {
+        try withServer { (_, _) throws in
+            var rl = rlimit()
+            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &rl)
+            #expect(rl.rlim_cur == rl.rlim_max || rl.rlim_cur >= 1_048_576)
+        }
+    }
+
     /// A large body arriving in many reads is accumulated exactly.
     @Test func largeBodyAccumulatesAcrossCalls() throws {
         try withServer { (server, _) throws in
