@@ -105,68 +105,19 @@ extension ServerCore {
         let method = HTTPMethod.parse(methodPtr)
         let path = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
 
-        if let problem = validatePath(path) {
-            let detail = switch problem {
-            case .invalidEscape: "The path contains an invalid percent escape."
-            case .dotSegment: "The path contains a dot segment."
-            case .notAbsolute: "The request target is not an absolute path."
-            }
-            let response = problem == .notAbsolute ? Problem.notFound(detail).response : Problem.badRequest(detail).response
-            return send(connection, response, state: state, methodPtr: methodPtr, template: nil, slot: metrics.unmatched,
-                        requestId: requestId)
+        switch table.resolve(method: method, path: path) {
+        case .refused(let problem, let template, let slot):
+            return send(connection, problem.response, state: state, methodPtr: methodPtr, template: template,
+                        slot: slot ?? metrics.unmatched, requestId: requestId)
+        case .matched(let target, let method, let values):
+            let request = HTTPRequest(source: .connection(connection), method: method, path: String(cString: url),
+                                      routeTemplate: target.template, requestId: requestId, body: state.body,
+                                      parameterNames: target.parameterNames, parameterValues: values)
+            state.body = []
+            let response = RouteTable.run(target, request)
+            return send(connection, response, state: state, methodPtr: methodPtr, template: target.template,
+                        slot: target.metrics, requestId: requestId)
         }
-
-        var captures: [Range<Int>] = []
-        guard let node = table.match(path, captures: &captures) else {
-            return send(connection, Problem.notFound("No resource at this path.").response, state: state, methodPtr: methodPtr,
-                        template: nil, slot: metrics.unmatched, requestId: requestId)
-        }
-        var target: RouteTable.Target?
-        if let method {
-            target = node.targets[method.ordinal]
-            if target == nil && method == .HEAD { target = node.targets[HTTPMethod.GET.ordinal] }
-        }
-        guard let target, let method else {
-            let response = Problem.methodNotAllowed("The method is not allowed for this resource.", allow: node.allow).response
-            return send(connection, response, state: state, methodPtr: methodPtr, template: node.template,
-                        slot: node.metrics ?? metrics.unmatched, requestId: requestId)
-        }
-
-        var values: [String] = []
-        if !captures.isEmpty {
-            values.reserveCapacity(captures.count)
-            for r in captures {
-                guard let v = decodePathSegment(path, r) else {
-                    let response = Problem.badRequest("A path segment decodes to an invalid value.").response
-                    return send(connection, response, state: state, methodPtr: methodPtr, template: target.template,
-                                slot: target.metrics, requestId: requestId)
-                }
-                values.append(v)
-            }
-        }
-
-        let request = HTTPRequest(connection: connection, method: method, path: String(cString: url),
-                                  routeTemplate: target.template, requestId: requestId, body: state.body,
-                                  parameterNames: target.parameterNames, parameterValues: values)
-        state.body = []
-        var response: HTTPResponse
-        do {
-            response = try target.handler(request)
-        } catch let problem as Problem {
-            response = problem.response
-        } catch {
-            Log.write(.error, "handler failed", [("route", .string(target.template)), ("request_id", .string(requestId)),
-                                                  ("error", .string(String(describing: error)))])
-            response = Problem.internalError().response
-        }
-        request.isValid = false
-        if !(100...599).contains(response.status) {
-            Log.write(.error, "handler returned an invalid status", [("route", .string(target.template)),
-                                                                      ("status", .int(response.status))])
-            response = Problem.internalError().response
-        }
-        return send(connection, response, state: state, methodPtr: methodPtr, template: target.template,
-                    slot: target.metrics, requestId: requestId)
     }
 
     /// For answers decided before the body is known (413): the route only labels log and metrics.

@@ -13,16 +13,24 @@ public final class HTTPRequest {
     /// The complete body (at most `maxBodyBytes`).
     public let body: [UInt8]
 
-    private let connection: OpaquePointer
+    /// Where headers and query arguments come from.
+    enum Source {
+        /// The live MHD connection (borrowed for the handler call).
+        case connection(OpaquePointer)
+        /// Given values (socket-free tests, `Router.respond`).
+        case detached(headers: [(String, String)], query: [(name: String, value: String)])
+    }
+
+    private let source: Source
     private let parameterNames: [String]
     private let parameterValues: [String]
     private var queryItems: [(name: String, value: String)]?
     /// Cleared by the server when the handler returns; guards the borrowed connection.
     var isValid = true
 
-    init(connection: OpaquePointer, method: HTTPMethod, path: String, routeTemplate: String, requestId: String,
+    init(source: Source, method: HTTPMethod, path: String, routeTemplate: String, requestId: String,
          body: [UInt8], parameterNames: [String], parameterValues: [String]) {
-        self.connection = connection
+        self.source = source
         self.method = method
         self.path = path
         self.routeTemplate = routeTemplate
@@ -30,6 +38,15 @@ public final class HTTPRequest {
         self.body = body
         self.parameterNames = parameterNames
         self.parameterValues = parameterValues
+    }
+
+    /// A request without a connection, for testing handlers directly. `query` holds decoded pairs.
+    public convenience init(method: HTTPMethod, path: String, routeTemplate: String, requestId: String = "test-request",
+                            body: [UInt8] = [], pathParameters: [(String, String)] = [], headers: [(String, String)] = [],
+                            query: [(String, String)] = []) {
+        self.init(source: .detached(headers: headers, query: query.map { (name: $0.0, value: $0.1) }), method: method,
+                  path: path, routeTemplate: routeTemplate, requestId: requestId, body: body,
+                  parameterNames: pathParameters.map(\.0), parameterValues: pathParameters.map(\.1))
     }
 
     /// The percent-decoded value of a template parameter (`{name}`), nil for an unknown name.
@@ -40,8 +57,14 @@ public final class HTTPRequest {
 
     /// The first value of a request header; the name is case-insensitive.
     public func header(_ name: String) -> String? {
-        guard isValid, let v = MHD_lookup_connection_value(connection, .HEADER_KIND, name) else { return nil }
-        return String(cString: v)
+        guard isValid else { return nil }
+        switch source {
+        case .connection(let connection):
+            guard let v = MHD_lookup_connection_value(connection, .HEADER_KIND, name) else { return nil }
+            return String(cString: v)
+        case .detached(let headers, _):
+            return headers.first { asciiCaseInsensitiveEquals($0.0, name) }?.1
+        }
     }
 
     /// The first value of a query parameter, decoded (`+` is a space); "" when given without `=`,
@@ -59,8 +82,13 @@ public final class HTTPRequest {
         if let q = queryItems { return q }
         var items: [(name: String, value: String)] = []
         if isValid {
-            withUnsafeMutablePointer(to: &items) { p in
-                _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryIterator, UnsafeMutableRawPointer(p))
+            switch source {
+            case .connection(let connection):
+                withUnsafeMutablePointer(to: &items) { p in
+                    _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryIterator, UnsafeMutableRawPointer(p))
+                }
+            case .detached(_, let query):
+                items = query
             }
         }
         queryItems = items

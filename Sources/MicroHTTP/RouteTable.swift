@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The compiled, immutable routing trie. Matching walks the raw path bytes MHD hands over (no String,
 /// no split): literal children are compared with a length check and byte loop, a parameter child
 /// takes any non-empty segment. Literal matches are preferred, with backtracking to the parameter.
@@ -89,6 +93,73 @@ final class RouteTable: Sendable {
             template: template,
             allow: allowed.map(\.rawValue).joined(separator: ", "),
             metrics: template.map { metrics.slot(for: $0) })
+    }
+
+    /// The outcome of routing one request.
+    enum Resolution {
+        /// Answer with this problem; `template`/`slot` label log and metrics (nil: unmatched).
+        case refused(Problem, template: String?, slot: RouteMetrics?)
+        case matched(Target, method: HTTPMethod, values: [String])
+    }
+
+    /// Validates the raw path, matches it, picks the method (HEAD falls back to GET) and decodes the
+    /// parameters. `method` is nil for a method token outside `HTTPMethod` (405 on a known path).
+    func resolve(method: HTTPMethod?, path: UnsafeBufferPointer<UInt8>) -> Resolution {
+        if let problem = validatePath(path) {
+            let detail = switch problem {
+            case .invalidEscape: "The path contains an invalid percent escape."
+            case .dotSegment: "The path contains a dot segment."
+            case .notAbsolute: "The request target is not an absolute path."
+            }
+            return .refused(problem == .notAbsolute ? .notFound(detail) : .badRequest(detail), template: nil, slot: nil)
+        }
+        var captures: [Range<Int>] = []
+        guard let node = match(path, captures: &captures) else {
+            return .refused(.notFound("No resource at this path."), template: nil, slot: nil)
+        }
+        var target: Target?
+        if let method {
+            target = node.targets[method.ordinal]
+            if target == nil && method == .HEAD { target = node.targets[HTTPMethod.GET.ordinal] }
+        }
+        guard let target, let method else {
+            return .refused(.methodNotAllowed("The method is not allowed for this resource.", allow: node.allow),
+                            template: node.template, slot: node.metrics)
+        }
+        var values: [String] = []
+        if !captures.isEmpty {
+            values.reserveCapacity(captures.count)
+            for r in captures {
+                guard let v = decodePathSegment(path, r) else {
+                    return .refused(.badRequest("A path segment decodes to an invalid value."), template: target.template,
+                                    slot: target.metrics)
+                }
+                values.append(v)
+            }
+        }
+        return .matched(target, method: method, values: values)
+    }
+
+    /// Runs the handler: a thrown `Problem` is its response, any other error a logged 500 problem, and a
+    /// status outside 100…599 a logged 500 too. Invalidates the request afterwards.
+    static func run(_ target: Target, _ request: HTTPRequest) -> HTTPResponse {
+        var response: HTTPResponse
+        do {
+            response = try target.handler(request)
+        } catch let problem as Problem {
+            response = problem.response
+        } catch {
+            Log.write(.error, "handler failed", [("route", .string(target.template)), ("request_id", .string(request.requestId)),
+                                                  ("error", .string(String(describing: error)))])
+            response = Problem.internalError().response
+        }
+        request.isValid = false
+        if !(100...599).contains(response.status) {
+            Log.write(.error, "handler returned an invalid status", [("route", .string(target.template)),
+                                                                      ("status", .int(response.status))])
+            response = Problem.internalError().response
+        }
+        return response
     }
 
     /// The node whose template matches `path` (a validated path starting with "/"), with the byte
@@ -210,15 +281,14 @@ func decodePathSegment(_ p: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Stri
 /// Decodes a query name or value: `+` is a space, `%XX` a byte; malformed escapes are kept literally
 /// and invalid UTF-8 is repaired with U+FFFD.
 func decodeQueryComponent(_ p: UnsafePointer<CChar>) -> String {
-    var needs = false
-    var n = 0
-    while p[n] != 0 {
-        if p[n] == CChar(UInt8(ascii: "%")) || p[n] == CChar(UInt8(ascii: "+")) { needs = true }
-        n += 1
-    }
     let raw = UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self)
-    let buf = UnsafeBufferPointer(start: raw, count: n)
-    if !needs { return String(decoding: buf, as: UTF8.self) }
+    return decodeQueryComponent(UnsafeBufferPointer(start: raw, count: strlen(p)))
+}
+
+/// The same for a byte buffer.
+func decodeQueryComponent(_ buf: UnsafeBufferPointer<UInt8>) -> String {
+    let n = buf.count
+    if !buf.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return String(decoding: buf, as: UTF8.self) }
     var out: [UInt8] = []
     out.reserveCapacity(n)
     var i = 0

@@ -189,3 +189,43 @@ import Testing
         #expect(!t.contains(#"route="unmatched",le"#))
     }
 }
+
+@Suite struct SocketFreeDispatchTests {
+    /// Router.respond routes like the server: parameters, 404, 405 + Allow, HEAD, problems, 500.
+    @Test func respondRoutesLikeTheServer() throws {
+        let router = makeTestRouter()
+        let ok = router.respond(.GET, "/v1/users/a%20b/containers/c/count")
+        #expect(ok.status == 200)
+        #expect(try jsonObject(ok.body)["user"] as? String == "a b")
+        #expect(ok.header("X-Request-Id") != nil)
+        #expect(router.respond(.GET, "/nope").status == 404)
+        let wrong = router.respond(.PUT, "/healthz")
+        #expect(wrong.status == 405)
+        #expect(wrong.header("Allow") == "GET, HEAD")
+        let head = router.respond(.HEAD, "/healthz")
+        #expect(head.status == 200 && head.body.isEmpty)
+        #expect(router.respond(.GET, "/v1/boom").status == 500)
+        #expect(router.respond(.GET, "/v1/invalid").status == 422)
+        #expect(router.respond(.GET, "/v1/users/a%2Fb/profile").status == 400)
+        #expect(router.respond(.GET, "/v1/query?a=x+y%21&b&c=1&a=2").text == "a=x y!|b=|z=<nil>|names=a,b,c,a")
+        #expect(router.respond(.GET, "/v1/headers", headers: [("x-CUSTOM-thing", "h")]).text == "h")
+        #expect(router.respond(.POST, "/v1/echo", body: [1, 2, 3]).body == [1, 2, 3])
+        #expect(router.respond(.GET, "/healthz", headers: [("X-Request-Id", "given-1")]).header("X-Request-Id") == "given-1")
+    }
+
+    /// A detached HTTPRequest serves the given parameters, headers and query.
+    @Test func detachedRequest() {
+        let r = HTTPRequest(method: .GET, path: "/v1/x/7", routeTemplate: "/v1/x/{id}", pathParameters: [("id", "7")],
+                            headers: [("Authorization", "Bearer t")], query: [("limit", "5")])
+        #expect(r.pathParameter("id") == "7")
+        #expect(r.pathParameter("nope") == nil)
+        #expect(r.header("authorization") == "Bearer t")
+        #expect(r.query("limit") == "5")
+        #expect(r.query("LIMIT") == nil)
+        #expect(r.queryNames() == ["limit"])
+    }
+}
+
+extension HTTPResponse {
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
