@@ -35,4 +35,18 @@ static inline unsigned int cmhd_current_connections(struct MHD_Daemon *d)
 /// The value MHD_ContentReaderCallback returns to end a chunked stream.
 static inline ssize_t cmhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 
+/// MHD_OPTION_UNESCAPE_CALLBACK: leave the path and query arguments exactly as received. The Swift
+/// router decodes each path segment itself, so an encoded "/" (%2F) stays distinguishable from a
+/// separator, and query names and values are decoded (with "+" as space) on access.
+static inline size_t cmhd_identity_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls; (void)c;
+    size_t n = 0;
+    while (s[n] != 0) n++;
+    return n;
+}
+
+/// The address of cmhd_identity_unescape as the integer MHD_OptionItem.value wants.
+static inline intptr_t cmhd_identity_unescape_ptr(void) { return (intptr_t)&cmhd_identity_unescape; }
+
 #endif

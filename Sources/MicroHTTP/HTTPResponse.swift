@@ -1,0 +1,62 @@
+/// What a handler answers. Headers are sent as given; `Content-Length` is computed by the server
+/// (a handler-supplied `Content-Length` or `Transfer-Encoding` is ignored).
+public struct HTTPResponse: Sendable {
+    /// How the body is produced. Only complete byte buffers today; a streaming case (server-sent
+    /// events through MHD's callback responses) is added here later, and the one `switch` that emits
+    /// responses (`AccessHandler`) is the only place that must learn it.
+    enum Content: Sendable {
+        case bytes([UInt8])
+    }
+
+    public var status: Int
+    /// Response headers in order; the helpers put `Content-Type` here.
+    public var headers: [(String, String)]
+    var content: Content
+
+    /// The complete body.
+    public var body: [UInt8] {
+        get {
+            switch content {
+            case .bytes(let b): return b
+            }
+        }
+        set { content = .bytes(newValue) }
+    }
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.content = .bytes(body)
+    }
+
+    /// An `application/json` response with the given (already encoded) body.
+    public static func json(_ status: Int, _ body: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
+    }
+
+    /// A text response with an explicit content type (e.g. `text/plain; version=0.0.4; charset=utf-8`).
+    public static func text(_ status: Int, _ body: String, contentType: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: Array(body.utf8))
+    }
+
+    /// A response without a body (e.g. 204).
+    public static func empty(_ status: Int, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: headers, body: [])
+    }
+
+    /// The first header value with this name (case-insensitive), for tests and middleware.
+    public func header(_ name: String) -> String? {
+        headers.first { asciiCaseInsensitiveEquals($0.0, name) }?.1
+    }
+}
+
+func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
+    let a = a.utf8, b = b.utf8
+    guard a.count == b.count else { return false }
+    for (x, y) in zip(a, b) where x != y {
+        let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
+        let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
+        if lx != ly { return false }
+    }
+    return true
+}

@@ -1,0 +1,182 @@
+internal import CMicroHTTPD
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why `HTTPServer.start()` failed, in one human-readable line.
+public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { message }
+}
+
+/// libmicrohttpd with its internal polling thread, epoll and a worker pool; one connection's
+/// callbacks always run on the same worker. Lifecycle: `init` → `start()` → (`beginDraining()`) →
+/// `stop(drainTimeout:)`.
+public final class HTTPServer: Sendable {
+    private enum Phase {
+        case idle
+        case running(daemon: OpaquePointer, core: Unmanaged<ServerCore>)
+        case stopping
+        case stopped
+    }
+
+    /// `@unchecked Sendable` invariant: the daemon pointer is only used under `state`'s lock or after
+    /// being moved out of it by exactly one `stop` call; MHD's daemon API is thread-safe for the calls
+    /// made (`get_daemon_info`, `stop_daemon` once).
+    private struct State: @unchecked Sendable {
+        var phase: Phase = .idle
+    }
+
+    private let configuration: HTTPServerConfiguration
+    private let router: Router
+    private let metrics: HTTPMetrics
+    private let state = Mutex(State())
+    private let boundPort = Atomic<Int>(0)
+    private let drainingFlag = Atomic<Bool>(false)
+    /// How long in-flight must stay at zero during a drain before idle keep-alive connections are cut.
+    static let drainQuietMicros = 200_000
+
+    public init(configuration: HTTPServerConfiguration, router: Router, metrics: HTTPMetrics) {
+        self.configuration = configuration
+        self.router = router
+        self.metrics = metrics
+    }
+
+    deinit {
+        stop(drainTimeout: .zero)
+    }
+
+    /// The bound port (after `start()`; resolves port 0), 0 before.
+    public var port: Int { boundPort.load(ordering: .relaxed) }
+
+    /// Whether `beginDraining()` (or `stop`) was called.
+    public var isDraining: Bool { drainingFlag.load(ordering: .relaxed) }
+
+    /// Binds and starts serving. Freezes the router.
+    /// - Throws: `HTTPServerError` for an invalid configuration, a bad host, a port in use, …
+    public func start() throws {
+        let c = configuration
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        guard inet_pton(AF_INET, c.host, &address.sin_addr) == 1 else {
+            throw HTTPServerError(message: "invalid host \"\(c.host)\": an IPv4 address such as 127.0.0.1 or 0.0.0.0 is required")
+        }
+        guard (0...65535).contains(c.port) else { throw HTTPServerError(message: "invalid port \(c.port): must be 0…65535") }
+        address.sin_port = in_port_t(UInt16(c.port).bigEndian)
+        guard c.threads >= 1 && c.threads <= 1024 else { throw HTTPServerError(message: "invalid thread count \(c.threads): must be 1…1024") }
+        guard c.maxBodyBytes >= 0 else { throw HTTPServerError(message: "invalid body limit \(c.maxBodyBytes)") }
+        guard c.listenBacklog >= 1 else { throw HTTPServerError(message: "invalid listen backlog \(c.listenBacklog)") }
+        guard c.idleTimeoutSeconds >= 0 else { throw HTTPServerError(message: "invalid idle timeout \(c.idleTimeoutSeconds)") }
+        guard c.headerMemoryLimit >= 4096 else {
+            throw HTTPServerError(message: "invalid header memory limit \(c.headerMemoryLimit): at least 4096 bytes")
+        }
+        guard c.connectionLimit >= c.threads else {
+            throw HTTPServerError(message: "invalid connection limit \(c.connectionLimit): at least one per thread (\(c.threads))")
+        }
+
+        // Keep MHD's connection limit below the open-file limit (listen socket, epoll and ITC fds per
+        // worker, the database files and some slack stay free).
+        let files = raiseOpenFileLimit()
+        if files.after > files.before {
+            Log.write(.info, "raised the open-file limit", [("from", .int(files.before)), ("to", .int(files.after))])
+        }
+        let reserve = 64 + 4 * c.threads
+        var connectionLimit = c.connectionLimit
+        if files.after - reserve < connectionLimit {
+            connectionLimit = max(c.threads, files.after - reserve)
+            Log.write(.warn, "connection limit lowered to fit the open-file limit",
+                      [("configured", .int(c.connectionLimit)), ("effective", .int(connectionLimit)),
+                       ("open_file_limit", .int(files.after))])
+        }
+        // A write to a closed socket or stdout pipe must not kill the process (MHD uses MSG_NOSIGNAL,
+        // log writes do not).
+        signal(SIGPIPE, SIG_IGN)
+
+        try state.withLock { s in
+            guard case .idle = s.phase else { throw HTTPServerError(message: "the server was already started") }
+            let table = RouteTable(entries: router.freeze(), metrics: metrics)
+            let core = ServerCore(table: table, metrics: metrics, configuration: c, draining: drainingFlag.load(ordering: .relaxed))
+            let context = Unmanaged.passRetained(core)
+            let cls = context.toOpaque()
+            let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+                | MHD_USE_ERROR_LOG.rawValue
+            let daemon: OpaquePointer? = withUnsafeMutablePointer(to: &address) { addr in
+                var options: [MHD_OptionItem] = [
+                    // First, so errors while applying the others and binding reach the log.
+                    MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(daemonLogCallback, to: Int.self), ptr_value: cls),
+                    MHD_OptionItem(option: .THREAD_POOL_SIZE, value: c.threads, ptr_value: nil),
+                    MHD_OptionItem(option: .CONNECTION_LIMIT, value: connectionLimit, ptr_value: nil),
+                    MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: c.listenBacklog, ptr_value: nil),
+                    MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: c.idleTimeoutSeconds, ptr_value: nil),
+                    MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: c.headerMemoryLimit, ptr_value: nil),
+                    MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(addr)),
+                    MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(requestCompletedCallback, to: Int.self), ptr_value: cls),
+                    MHD_OptionItem(option: .UNESCAPE_CALLBACK, value: cmhd_identity_unescape_ptr(), ptr_value: nil),
+                    MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
+                ]
+                let savedErrno = errno
+                errno = 0
+                let d = options.withUnsafeMutableBufferPointer { opts in
+                    cmhd_start_daemon(UInt32(flags), UInt16(c.port), acceptPolicyCallback, cls, accessHandlerCallback, cls, opts.baseAddress)
+                }
+                if d != nil { errno = savedErrno }
+                return d
+            }
+            guard let daemon else {
+                let code = errno
+                let detail = core.lastDaemonMessage.withLock { $0 } ?? (code != 0 ? String(cString: strerror(code)) : "unknown error")
+                context.release()
+                throw HTTPServerError(message: "cannot listen on \(c.host):\(c.port): \(detail)")
+            }
+            s.phase = .running(daemon: daemon, core: context)
+            boundPort.store(Int(cmhd_bound_port(daemon)), ordering: .relaxed)
+        }
+    }
+
+    /// From now on, refuse new connections (accept policy) and send `Connection: close` with every
+    /// response, so keep-alive clients go away after their current request.
+    public func beginDraining() {
+        drainingFlag.store(true, ordering: .relaxed)
+        state.withLock { s in
+            if case .running(_, let core) = s.phase {
+                core.takeUnretainedValue().draining.store(true, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Drains, then stops: waits until no connection is open, or no request has been in flight for
+    /// 200 ms (idle keep-alive connections are then cut), or `drainTimeout` passed; then
+    /// `MHD_stop_daemon` closes what is left and joins the workers. Idempotent; safe from any thread.
+    public func stop(drainTimeout: Duration) {
+        beginDraining()
+        let running: (OpaquePointer, Unmanaged<ServerCore>)? = state.withLock { s in
+            guard case .running(let d, let c) = s.phase else { return nil }
+            s.phase = .stopping
+            return (d, c)
+        }
+        guard let (daemon, context) = running else { return }
+        let core = context.takeUnretainedValue()
+        let (secs, attos) = drainTimeout.components
+        let timeoutMicros = max(0, Int(secs) * 1_000_000 + Int(attos / 1_000_000_000_000))
+        let deadline = monotonicMicros() + timeoutMicros
+        var quietSince: Int?
+        while true {
+            let now = monotonicMicros()
+            if now >= deadline || cmhd_current_connections(daemon) == 0 { break }
+            if core.inFlight.load(ordering: .relaxed) == 0 {
+                if let q = quietSince {
+                    if now - q >= HTTPServer.drainQuietMicros { break }
+                } else {
+                    quietSince = now
+                }
+            } else {
+                quietSince = nil
+            }
+            usleep(5_000)
+        }
+        MHD_stop_daemon(daemon)
+        context.release()
+        state.withLock { $0.phase = .stopped }
+    }
+}

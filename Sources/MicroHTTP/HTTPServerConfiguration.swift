@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How the server listens and what it tolerates. Every limit is deliberate; see the README's table.
+public struct HTTPServerConfiguration: Sendable {
+    /// IPv4 address to bind ("127.0.0.1" by default; "0.0.0.0" for all interfaces).
+    public var host: String = "127.0.0.1"
+    /// TCP port; 0 picks a free one (read it back from `HTTPServer.port`).
+    public var port: Int = 8080
+    /// MHD worker threads (the thread pool); default: the number of online cores.
+    public var threads: Int = HTTPServerConfiguration.defaultThreads
+    /// Hard cap on a request body; larger bodies get 413, announced or chunked.
+    public var maxBodyBytes: Int = 65536
+    /// Open connections across all workers. MHD does not refuse over the limit: new clients wait in the
+    /// listen backlog. Kept below the open-file limit at start.
+    public var connectionLimit: Int = 4096
+    /// Kernel listen backlog (capped by net.core.somaxconn).
+    public var listenBacklog: Int = 1024
+    /// Seconds a connection may sit idle (no socket I/O) before MHD closes it; frees keep-alive slots.
+    public var idleTimeoutSeconds: Int = 30
+    /// MHD's per-connection memory pool: it holds the request line and headers (larger → 431) and the
+    /// read buffer. MHD zeroes it per request, so smaller is cheaper.
+    public var headerMemoryLimit: Int = 16384
+    /// One JSON line per request on stdout (turn off for benchmarks).
+    public var accessLog: Bool = true
+
+    public init() {}
+
+    static var defaultThreads: Int {
+        let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        return n > 0 ? n : 1
+    }
+}

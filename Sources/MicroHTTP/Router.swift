@@ -1,0 +1,153 @@
+import Synchronization
+
+/// A handler runs synchronously on an MHD worker thread, possibly concurrently with itself.
+/// A thrown `Problem` becomes its response; any other error is logged and answered with a 500 problem.
+public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
+
+/// Method + path-template routing. Templates are `/`-separated literal segments and `{name}`
+/// parameters, e.g. `/v1/users/{userId}/containers/{containerId}/count`. Register everything before
+/// `HTTPServer.start()`; the server compiles the routes into an immutable byte-level trie at start.
+public final class Router: Sendable {
+    struct Entry: Sendable {
+        let method: HTTPMethod
+        let template: String
+        let segments: [TemplateSegment]
+        let handler: HTTPHandler
+    }
+
+    enum TemplateSegment: Sendable, Equatable {
+        case literal([UInt8])
+        case parameter(String)
+    }
+
+    private let state = Mutex<(entries: [Entry], frozen: Bool)>(([], false))
+    /// Compiled on demand for `respond` (socket-free dispatch); reset by `add`.
+    private let testTable = Mutex<RouteTable?>(nil)
+
+    public init() {}
+
+    /// Registers a handler. A malformed template, a duplicate (method, template) or a call after the
+    /// server started is a programming error and stops the process with a message.
+    public func add(_ method: HTTPMethod, _ template: String, _ handler: @escaping HTTPHandler) {
+        let segments: [TemplateSegment]
+        do {
+            segments = try Router.parse(template)
+        } catch {
+            preconditionFailure("Router.add(\(method), \(template)): \(error.reason)")
+        }
+        state.withLock { s in
+            precondition(!s.frozen, "Router.add(\(method), \(template)) after the server started")
+            let clash = s.entries.first { e in
+                e.method == method && e.segments.map(\.shape) == segments.map(\.shape)
+            }
+            precondition(clash == nil, "Router.add(\(method), \(template)) conflicts with \(clash?.template ?? "")")
+            s.entries.append(Entry(method: method, template: template, segments: segments, handler: handler))
+        }
+        testTable.withLock { $0 = nil }
+    }
+
+    /// Dispatches one request without a socket, exactly as the server routes it (404, 405 + Allow,
+    /// HEAD via GET, 400 for hostile paths, thrown errors → problems), for handler tests. `target` is
+    /// the raw path with an optional `?query`; the response carries `X-Request-Id`. Bodies are not
+    /// capped here and no metrics are recorded.
+    public func respond(_ method: HTTPMethod, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) -> HTTPResponse {
+        let table = testTable.withLock { t in
+            if let t { return t }
+            let built = RouteTable(entries: state.withLock { $0.entries }, metrics: HTTPMetrics())
+            t = built
+            return built
+        }
+        let bytes = Array(target.utf8)
+        let q = bytes.firstIndex(of: UInt8(ascii: "?"))
+        let pathBytes = Array(bytes[..<(q ?? bytes.count)])
+        let query = q.map { parseQuery(bytes[($0 + 1)...]) } ?? []
+        let requestId = headers.first { asciiCaseInsensitiveEquals($0.0, "X-Request-Id") && RequestID.isSane($0.1) }?.1 ?? RequestID.next()
+        var response = pathBytes.withUnsafeBufferPointer { path -> HTTPResponse in
+            switch table.resolve(method: method, path: path) {
+            case .refused(let problem, _, _):
+                return problem.response
+            case .matched(let t, let m, let values):
+                let request = HTTPRequest(source: .detached(headers: headers, query: query), method: m,
+                                          path: String(decoding: pathBytes, as: UTF8.self), routeTemplate: t.template,
+                                          requestId: requestId, body: body, parameterNames: t.parameterNames,
+                                          parameterValues: values)
+                return RouteTable.run(t, request)
+            }
+        }
+        if method == .HEAD { response.body = [] }
+        response.headers.append(("X-Request-Id", requestId))
+        return response
+    }
+
+    /// Every registered (method, template), in registration order (HEAD is implied for GET routes and
+    /// not listed).
+    public var routes: [(method: HTTPMethod, template: String)] {
+        state.withLock { s in s.entries.map { (method: $0.method, template: $0.template) } }
+    }
+
+    /// Freezes the router and hands out its entries (called by `HTTPServer.start`).
+    func freeze() -> [Entry] {
+        state.withLock { s in
+            s.frozen = true
+            return s.entries
+        }
+    }
+
+    struct TemplateError: Error { let reason: String }
+
+    static func parse(_ template: String) throws(TemplateError) -> [TemplateSegment] {
+        let bytes = Array(template.utf8)
+        guard bytes.first == UInt8(ascii: "/") else { throw TemplateError(reason: "must start with /") }
+        var result: [TemplateSegment] = []
+        var names: Set<String> = []
+        for part in bytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            if part.first == UInt8(ascii: "{") {
+                guard part.count > 2, part.last == UInt8(ascii: "}") else { throw TemplateError(reason: "bad parameter segment") }
+                let name = part.dropFirst().dropLast()
+                guard name.allSatisfy(isNameByte) else { throw TemplateError(reason: "parameter names are [A-Za-z0-9_]") }
+                let n = String(decoding: name, as: UTF8.self)
+                guard names.insert(n).inserted else { throw TemplateError(reason: "duplicate parameter \(n)") }
+                result.append(.parameter(n))
+            } else {
+                guard part.allSatisfy(isLiteralByte) else { throw TemplateError(reason: "literal segments are unreserved characters") }
+                // Only the root template "/" has an (the) empty segment.
+                if part.isEmpty && bytes.count > 1 { throw TemplateError(reason: "empty segment") }
+                result.append(.literal(Array(part)))
+            }
+        }
+        return result
+    }
+}
+
+extension Router.TemplateSegment {
+    /// Parameter names do not distinguish routes.
+    var shape: [UInt8]? {
+        switch self {
+        case .literal(let b): b
+        case .parameter: nil
+        }
+    }
+}
+
+private func isNameByte(_ b: UInt8) -> Bool {
+    (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "_")
+}
+
+private func isLiteralByte(_ b: UInt8) -> Bool {
+    isNameByte(b) || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "~")
+}
+
+/// `a=1&b&c=x+y` → decoded (name, value) pairs; a name without `=` has the value "".
+func parseQuery(_ bytes: ArraySlice<UInt8>) -> [(name: String, value: String)] {
+    var items: [(name: String, value: String)] = []
+    for part in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+        let part = Array(part)
+        let eq = part.firstIndex(of: UInt8(ascii: "="))
+        let name = part[..<(eq ?? part.count)]
+        let value = eq.map { part[($0 + 1)...] } ?? []
+        let n = Array(name).withUnsafeBufferPointer { decodeQueryComponent($0) }
+        let v = Array(value).withUnsafeBufferPointer { decodeQueryComponent($0) }
+        items.append((name: n, value: v))
+    }
+    return items
+}

@@ -1,0 +1,79 @@
+internal import CMicroHTTPD
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything the MHD callbacks need, immutable after start except the atomics. Passed to MHD as the
+/// callback context (retained by `HTTPServer` from start until after `MHD_stop_daemon`).
+final class ServerCore: Sendable {
+    let table: RouteTable
+    let metrics: HTTPMetrics
+    let maxBodyBytes: Int
+    let accessLog: Bool
+    let draining: Atomic<Bool>
+    /// Requests of this server between the first access-handler call and NOTIFY_COMPLETED.
+    let inFlight = Atomic<Int>(0)
+    /// The last MHD log line, for start-up errors ("Failed to bind to port …").
+    let lastDaemonMessage = Mutex<String?>(nil)
+
+    init(table: RouteTable, metrics: HTTPMetrics, configuration: HTTPServerConfiguration, draining: Bool) {
+        self.table = table
+        self.metrics = metrics
+        self.maxBodyBytes = configuration.maxBodyBytes
+        self.accessLog = configuration.accessLog
+        self.draining = Atomic(draining)
+    }
+}
+
+/// Per-request state in MHD's `*req_cls`, created on the first access-handler call and released in
+/// NOTIFY_COMPLETED (which also runs on timeouts, aborts and shutdown). Confined to the connection's
+/// worker thread: MHD never runs one connection's callbacks concurrently.
+final class RequestState {
+    let startMicros: Int
+    var body: [UInt8] = []
+    var bodyBytesSeen = 0
+    var tooLarge = false
+    var responded = false
+
+    init(startMicros: Int) { self.startMicros = startMicros }
+}
+
+// MARK: - C callbacks (global constants: they capture nothing; the context arrives as `cls`)
+
+let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, reqCls in
+    guard let cls, let connection, let url, let method, let uploadSize, let reqCls else { return .NO }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    return core.handle(connection, url, method, uploadData, uploadSize, reqCls)
+}
+
+let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, _, reqCls, _ in
+    guard let cls, let reqCls, let p = reqCls.pointee else { return }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    Unmanaged<RequestState>.fromOpaque(p).release()
+    reqCls.pointee = nil
+    core.inFlight.wrappingSubtract(1, ordering: .relaxed)
+    core.metrics.requestFinished()
+}
+
+/// Refuses new connections while draining (MHD closes them at once; clients see a reset instead of
+/// hanging in the backlog). Replaces MHD_quiesce_daemon, which can abort with a thread pool and epoll.
+let acceptPolicyCallback: MHD_AcceptPolicyCallback = { cls, _, _ in
+    guard let cls else { return .YES }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    return core.draining.load(ordering: .relaxed) ? .NO : .YES
+}
+
+/// MHD's error log, as JSON `warn` lines instead of raw stderr text.
+let daemonLogCallback: MHD_LogCallback = { cls, format, args in
+    guard let format, let args else { return }
+    var buffer = [CChar](repeating: 0, count: 512)
+    let n = buffer.withUnsafeMutableBufferPointer { vsnprintf($0.baseAddress, $0.count, format, args) }
+    guard n >= 0 else { return }
+    var message = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    while message.last == "\n" || message.last == "\r" { message.removeLast() }
+    if let cls {
+        Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().lastDaemonMessage.withLock { $0 = message }
+    }
+    Log.write(.warn, "libmicrohttpd", [("detail", .string(message))])
+}

@@ -1,0 +1,67 @@
+import Foundation
+@testable import MicroHTTP
+
+struct PlainError: Error {}
+
+/// The routes every live test uses.
+func makeTestRouter() -> Router {
+    let router = Router()
+    router.add(.GET, "/healthz") { _ in .text(200, "ok\n", contentType: "text/plain; charset=utf-8") }
+    router.add(.GET, "/v1/users/{userId}/containers/{containerId}/count") { req in
+        let body = #"{"user":"\#(req.pathParameter("userId") ?? "?")","container":"\#(req.pathParameter("containerId") ?? "?")","template":"\#(req.routeTemplate)"}"#
+        return .json(200, Array(body.utf8))
+    }
+    router.add(.DELETE, "/v1/users/{userId}/containers/{containerId}/count") { _ in .empty(204) }
+    router.add(.GET, "/v1/users/me/profile") { _ in .json(200, Array(#"{"me":true}"#.utf8)) }
+    router.add(.GET, "/v1/users/{userId}/profile") { req in .json(200, Array(#"{"user":"\#(req.pathParameter("userId")!)"}"#.utf8)) }
+    router.add(.POST, "/v1/echo") { req in
+        HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream"), ("X-Body-Length", String(req.body.count))],
+                     body: req.body)
+    }
+    router.add(.GET, "/v1/boom") { _ in throw PlainError() }
+    router.add(.GET, "/v1/invalid") { _ in
+        throw Problem(status: 422, slug: "validation-failed", title: "Validation failed", detail: "Two fields are wrong.",
+                      invalidParams: [(name: "count", reason: "must be ≥ 0"), (name: "sheet", reason: "unknown \"x\"")],
+                      headers: [("X-Extra", "1")])
+    }
+    router.add(.GET, "/v1/query") { req in
+        let names = req.queryNames().joined(separator: ",")
+        let a = req.query("a") ?? "<nil>"
+        let b = req.query("b") ?? "<nil>"
+        let z = req.query("z") ?? "<nil>"
+        return .text(200, "a=\(a)|b=\(b)|z=\(z)|names=\(names)", contentType: "text/plain")
+    }
+    router.add(.GET, "/v1/headers") { req in
+        .text(200, req.header("x-custom-thing") ?? "<nil>", contentType: "text/plain")
+    }
+    router.add(.GET, "/v1/slow") { _ in
+        usleep(400_000)
+        return .text(200, "slow done", contentType: "text/plain")
+    }
+    router.add(.GET, "/") { _ in .text(200, "root", contentType: "text/plain") }
+    return router
+}
+
+/// Starts a server on port 0 with the test routes, runs `body`, stops it.
+func withServer<T>(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+                   router: Router = makeTestRouter(),
+                   _ body: (HTTPServer, HTTPMetrics) throws -> T) throws -> T {
+    var config = HTTPServerConfiguration()
+    config.port = 0
+    config.threads = 2
+    config.accessLog = false
+    configure(&config)
+    let metrics = HTTPMetrics()
+    let server = HTTPServer(configuration: config, router: router, metrics: metrics)
+    try server.start()
+    defer { server.stop(drainTimeout: .seconds(2)) }
+    return try body(server, metrics)
+}
+
+/// Decodes a JSON object body.
+func jsonObject(_ bytes: [UInt8]) throws -> [String: Any] {
+    guard let o = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+        throw ClientError(description: "not a JSON object")
+    }
+    return o
+}
