@@ -1,4 +1,5 @@
 import Foundation
+import SheetService
 import Testing
 
 /// End-to-end over real HTTP: a live server on port 0, a temporary SQLite file.

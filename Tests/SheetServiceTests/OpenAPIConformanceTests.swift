@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTP
+import SheetService
 import Testing
 
 /// openapi.yaml documents exactly the routes the router serves.

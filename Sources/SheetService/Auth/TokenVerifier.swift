@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SheetPolicy
 
 /// Who is calling: the admin, or one user proven by an HS256 JWT.
 public enum Principal: Sendable, Equatable {

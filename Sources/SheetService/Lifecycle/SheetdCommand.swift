@@ -17,7 +17,7 @@ public enum SheetdCommand {
             print("sheetd \(SheetService.version)")
             return 0
         }
-        do {
+        do throws(ConfigurationError) {
             switch subcommand {
             case "serve":
                 let configuration = try Configuration.parse(arguments: arguments, environment: environment)
