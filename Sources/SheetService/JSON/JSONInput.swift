@@ -89,13 +89,19 @@ struct BodyReader {
 
     mutating func fail(_ name: String, _ reason: String) { invalid.append((prefix + name, reason)) }
 
-    /// Nil when absent (or JSON null); records a problem on a wrong type.
-    mutating func string(_ name: String, maxLength: Int = 128, required: Bool = false) -> String? {
+    /// The member's raw value; absent and JSON null both read as nil (recording "is required" when it is).
+    private mutating func member(_ name: String, required: Bool) -> Any? {
         known.insert(name)
         guard let raw = object[name], !(raw is NSNull) else {
             if required { fail(name, "is required") }
             return nil
         }
+        return raw
+    }
+
+    /// Nil when absent (or JSON null); records a problem on a wrong type.
+    mutating func string(_ name: String, maxLength: Int = 128, required: Bool = false) -> String? {
+        guard let raw = member(name, required: required) else { return nil }
         guard let s = raw as? String else { fail(name, "must be a string"); return nil }
         if s.unicodeScalars.contains(where: { $0.value == 0 }) { fail(name, "must not contain NUL characters"); return nil }
         guard s.unicodeScalars.count <= maxLength else { fail(name, "must be at most \(maxLength) characters"); return nil }
@@ -120,11 +126,7 @@ struct BodyReader {
     }
 
     mutating func integer(_ name: String, _ range: ClosedRange<Int>, required: Bool = false) -> Int? {
-        known.insert(name)
-        guard let raw = object[name], !(raw is NSNull) else {
-            if required { fail(name, "is required") }
-            return nil
-        }
+        guard let raw = member(name, required: required) else { return nil }
         guard let number = raw as? NSNumber, !JSONValue.isBoolean(number) else { fail(name, "must be an integer"); return nil }
         let d = number.doubleValue
         guard d.isFinite, d.rounded(.towardZero) == d, abs(d) <= 9_007_199_254_740_992 else {
@@ -138,11 +140,7 @@ struct BodyReader {
     }
 
     mutating func number(_ name: String, _ range: ClosedRange<Double>, required: Bool = false) -> Double? {
-        known.insert(name)
-        guard let raw = object[name], !(raw is NSNull) else {
-            if required { fail(name, "is required") }
-            return nil
-        }
+        guard let raw = member(name, required: required) else { return nil }
         guard let number = raw as? NSNumber, !JSONValue.isBoolean(number) else { fail(name, "must be a number"); return nil }
         let d = number.doubleValue
         guard d.isFinite, range.contains(d) else {
@@ -152,15 +150,13 @@ struct BodyReader {
     }
 
     mutating func boolean(_ name: String) -> Bool? {
-        known.insert(name)
-        guard let raw = object[name], !(raw is NSNull) else { return nil }
+        guard let raw = member(name, required: false) else { return nil }
         guard let number = raw as? NSNumber, JSONValue.isBoolean(number) else { fail(name, "must be true or false"); return nil }
         return number.boolValue
     }
 
     mutating func object(_ name: String) -> BodyReader? {
-        known.insert(name)
-        guard let raw = object[name], !(raw is NSNull) else { return nil }
+        guard let raw = member(name, required: false) else { return nil }
         guard let nested = raw as? [String: Any] else { fail(name, "must be an object"); return nil }
         return BodyReader(nested, prefix: prefix + name + ".")
     }
