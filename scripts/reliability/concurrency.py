@@ -194,12 +194,17 @@ def same_event_id(server, copies=50):
         check(len({b for _, _, b in answers}) == 1, f"{kind}: the copies got different answers")
         outcomes[kind] = json.loads(fresh[0][2])
     c = Client(server)
+    # The same id on another route is another event, answered in that route's own shape.
+    s, h, b = c.json("PUT", f"/v1/users/{u}/sheets/offer-detail/content-height",
+                     {"height": 200, "platform": "ios", "eventId": "dup-count"}, tok=tok)
+    check(s == 200 and h.get("idempotent-replayed") is None and b.get("height") == 200,
+          f"an event id reused on another route: {s} {h.get('idempotent-replayed')} {b}")
     s, _, state = c.json("GET", f"/v1/users/{u}/state")
     row = [x for x in state["containers"] if x["containerId"] == "dup-c"][0]
     check(row["count"] == outcomes["count"]["count"], f"stored count {row['count']} is not the applied copy's")
     check([x["sheetId"] for x in state["stack"]].count("offer-detail") == 1, f"stack {state['stack']}")
     rows = query(server.db, "SELECT event_id FROM processed_events WHERE user_id = ?", (u,))
-    check(sorted(r[0] for r in rows) == ["dup-count", "dup-dismiss", "dup-present"], f"processed_events {rows}")
+    check(sorted(r[0] for r in rows) == ["content-height/dup-count", "count/dup-count", "dismissal/dup-dismiss", "presentation/dup-present"], f"processed_events {rows}")
     c.close()
 
 

@@ -70,7 +70,8 @@ class Driver(threading.Thread):
 def verify(server, states, db):
     result = integrity(db)
     check(result == "ok", f"integrity_check: {result}")
-    present = set(r[0] for r in query(db, "SELECT event_id FROM processed_events"))
+    # Stored as "<kind>/<eventId>" (event ids are scoped to the kind of event).
+    present = set(r[0].split("/", 1)[-1] for r in query(db, "SELECT event_id FROM processed_events"))
     c = Client(server)
     checked = 0
     for st in states:

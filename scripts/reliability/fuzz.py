@@ -28,13 +28,14 @@ def run():
     server = Server(f"{work}/sheetd.sqlite", workdir=work)
     server.start()
     try:
-        cmd = [st, "run", os.path.join(ROOT, "openapi.yaml"), "--url", f"http://{server.base}",
+        config = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemathesis.toml")
+        cmd = [st, "--config-file", config, "run", os.path.join(ROOT, "openapi.yaml"), "--url", f"http://{server.base}",
                "-H", f"Authorization: Bearer {ADMIN}", "--checks", "all", "--max-examples", str(a.max_examples),
                "--workers", a.workers, "--request-timeout", "10", "--no-color", "--generation-database", "none",
                "--report", "junit", "--report-dir", work, "--output-truncate", "false"]
         if a.seed is not None:
             cmd += ["--seed", str(a.seed)]
-        log(" ".join(c if "Bearer" not in c else "Authorization: Bearer ***" for c in cmd[1:]))
+        log("st " + " ".join(c if "Bearer" not in c else "Authorization: Bearer ***" for c in cmd[1:]))
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=900)
         out = proc.stdout + proc.stderr
         out = out.replace(ADMIN, "***")
