@@ -20,7 +20,7 @@ def run():
     p.add_argument("--max-examples", type=int, default=100)
     p.add_argument("--min-cases", type=int, default=1000)
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--workers", default="2")
+    p.add_argument("--workers", default="1")
     a = p.parse_args()
     st = os.path.join(os.path.dirname(sys.executable), "st")
     check(os.path.exists(st), f"schemathesis is not installed next to {sys.executable}")
