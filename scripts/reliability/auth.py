@@ -100,7 +100,7 @@ def run():
     finally:
         c.close()
         server.ensure_stopped()
-    shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     report("auth", {"rejections_checked": tried, "bad_token_kinds": len(bad_tokens()), "routes": len(routes(USER)),
                     "log_lines_scanned": lines, "leaks": 0})
     log(f"auth: {len(bad_tokens())} bad token kinds + another user's token x {len(routes(USER))} routes = {tried} "

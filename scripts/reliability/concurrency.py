@@ -228,7 +228,7 @@ def run():
         check(code == 0, "stop")
     finally:
         server.ensure_stopped()
-    shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     report("concurrency", {"connections": a.connections, **figures, "latch_race": "kept", "same_event_id_x50": "applied once"})
 
 

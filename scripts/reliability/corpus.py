@@ -180,12 +180,12 @@ def run():
         check(code == 0, "stop after the corpus")
     finally:
         server.ensure_stopped()
+        shutil.rmtree(work, ignore_errors=True)
     check(not failures, "\n    " + "\n    ".join(failures))
     # RSS flat: after warm-up (the first quarter), growth over the rest of the run.
     warm = rss[max(0, len(rss) // 4) - 1] if len(rss) > 4 else rss[0]
     growth = rss[-1] - warm
     check(growth < 4096, f"RSS grew {growth} KB after warm-up: {rss}")
-    shutil.rmtree(work, ignore_errors=True)
     report("corpus", {"cases": len(corpus), "repeat": a.repeat, "requests": len(corpus) * a.repeat,
                       "slowest_ms": round(slowest[0] * 1000, 1), "slowest_case": slowest[1],
                       "rss_kb_first": rss[0], "rss_kb_after_warmup": warm, "rss_kb_last": rss[-1]})

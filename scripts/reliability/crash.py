@@ -129,7 +129,7 @@ def run_setting(mode, rounds, clients):
         check(integrity(db) == "ok", "integrity after the last stop")
     finally:
         server.ensure_stopped()
-    shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     figures = {"synchronous": mode, "rounds": rounds, "clients": clients, "acknowledged_events": acked_total,
                "lost": 0, "replays_checked": replays, "restart_ms_max": round(max(restarts) * 1000),
                "restart_ms_median": round(sorted(restarts)[len(restarts) // 2] * 1000)}

@@ -55,7 +55,7 @@ def run():
         log("\n  ".join(summary[-12:]))
     finally:
         server.ensure_stopped()
-    shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     report("schemathesis", {"cases": cases, "max_examples": a.max_examples, "checks": "all", "failures": 0})
 
 

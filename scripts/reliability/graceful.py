@@ -56,7 +56,7 @@ def run():
         check(code == 0, "final stop")
     finally:
         server.ensure_stopped()
-    shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     acked = sum(len(s["acked"]) for s in states)
     report("graceful", {"rounds": a.rounds, "clients": a.clients, "acknowledged_events": acked, "lost": 0,
                         "stop_ms_max": round(max(stops) * 1000), "stop_ms_median": round(sorted(stops)[len(stops) // 2] * 1000),

@@ -41,7 +41,17 @@ def run():
     lock = st["database locked by another process"]
     full = st["full disk (8 MB tmpfs)"]
     rofile = st["read-only database file"]
+    try:
+        import tempfile
+        tmp_fs = subprocess.run(["df", "--output=fstype", tempfile.gettempdir()], capture_output=True, text=True).stdout.split()[-1]
+        tmp_fs = f"{tmp_fs} ({tempfile.gettempdir()})"
+    except (OSError, IndexError):
+        tmp_fs = "the temporary directory's file system"
+    full_ratio = "?"
+    if "NORMAL" in crash and "FULL" in crash and crash["NORMAL"]["acknowledged_events"]:
+        full_ratio = round(100 * crash["FULL"]["acknowledged_events"] / crash["NORMAL"]["acknowledged_events"])
     values = {
+        "tmp_fs": tmp_fs, "full_ratio": full_ratio,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": commit,
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores (shared with other builds)",

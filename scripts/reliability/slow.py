@@ -122,7 +122,7 @@ def run():
         check(code == 0, "stop")
     finally:
         server.ensure_stopped()
-    shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     report("slow", {"slow_connections": a.slow, "baseline_p50_ms": round(b50 * 1000, 2), "baseline_p99_ms": round(b99 * 1000, 2),
                     "during_p50_ms": round(d50 * 1000, 2), "during_p99_ms": round(d99 * 1000, 2),
                     "during_requests": len(during), "idle_closed": len(everything), "idle_timeout_s": a.idle_timeout,
