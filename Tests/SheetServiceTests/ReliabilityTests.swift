@@ -79,6 +79,70 @@ import Glibc
         }
     }
 
+    /// Serializability, checked exactly: rounds of 8 events for one user (count reports with seq and
+    /// with the same or another value, dismissals of the card sheet, presentations over it) race on 8
+    /// connections; a search over orders of `SheetPolicy.apply` must find one serial order in which
+    /// every event's outcome equals the answer the client got and the end state equals what the
+    /// store holds.
+    @Test func racingEventsAreSerializable() throws {
+        let live = try LiveService()
+        try Fixtures.install(live)
+        let port = live.server.port
+        let catalog = live.service.catalog
+        for round in 0..<12 {
+            let user = "ser\(round)"
+            #expect(try live.put("/v1/users/\(user)/containers/offers-home/count", #"{"count":2,"seq":1}"#).status == 200)
+            let start = try live.store.userState(userId: user)
+            let events: [(UserEvent, String, String, String)] = (0..<8).map { i in
+                switch (i + round) % 4 {
+                case 0, 1:
+                    let count = 2 + (i + round) % 3 / 2, seq = 2 + (i * 5 + round) % 7
+                    return (.countReported(containerId: "offers-home", filter: "", count: count, seq: seq), "PUT",
+                            "/v1/users/\(user)/containers/offers-home/count", #"{"count":\#(count),"seq":\#(seq)}"#)
+                case 2:
+                    return (.sheetDismissed(sheetId: "offers", method: .swipe), "POST", "/v1/users/\(user)/dismissals",
+                            #"{"sheetId":"offers","method":"swipe"}"#)
+                default:
+                    return (.sheetOpened(sheetId: "offer-detail", mode: .push, parentSheetId: "offers"), "POST",
+                            "/v1/users/\(user)/presentations", #"{"sheetId":"offer-detail","mode":"push","parentSheetId":"offers"}"#)
+                }
+            }
+            let answers = Concurrently.run(events.count) { i in
+                RawHTTP.send(port: port, RawHTTP.request(events[i].1, events[i].2, token: LiveService.adminToken, body: events[i].3))
+            }
+            #expect(answers.allSatisfy { $0.status == 200 }, "\(answers)")
+            let observed = answers.map { (try? JSONSerialization.jsonObject(with: Data($0.body.utf8))) as? [String: Any] ?? [:] }
+            let end = try live.store.userState(userId: user)
+
+            func matches(_ effect: EventEffect, _ event: UserEvent, _ answer: [String: Any]) -> Bool {
+                switch event {
+                case .countReported:
+                    return answer["count"] as? Int == effect.count && answer["changed"] as? Bool == effect.changed
+                        && answer["applied"] as? Bool == effect.applied
+                case .sheetDismissed:
+                    return answer["stack"] as? [String] == effect.stack && answer["latched"] as? Bool == effect.latched
+                default:
+                    return answer["stack"] as? [String] == effect.stack
+                }
+            }
+            var explored = 0
+            func search(_ state: UserState, _ remaining: [Int]) -> Bool {
+                explored += 1
+                if remaining.isEmpty { return state == end }
+                for (k, i) in remaining.enumerated() {
+                    var next = state
+                    let effect = SheetPolicy.apply(events[i].0, to: &next, catalog: catalog)
+                    guard matches(effect, events[i].0, observed[i]) else { continue }
+                    var rest = remaining
+                    rest.remove(at: k)
+                    if search(next, rest) { return true }
+                }
+                return false
+            }
+            #expect(search(start, Array(events.indices)), "round \(round): no serial order explains the answers (\(explored) prefixes tried)")
+        }
+    }
+
     /// A dismissal racing count reports of the same value: no serial order drops the latch.
     @Test func latchSurvivesRacingSameValueReports() throws {
         let live = try LiveService()
