@@ -14,7 +14,7 @@ import Glibc
 /// 3. final call: route, run the handler, queue the response.
 extension ServerCore {
     func handle(_ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ method: UnsafePointer<CChar>,
-                _ uploadData: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
+                _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
                 _ reqCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
         guard let existing = reqCls.pointee else {
             let state = RequestState(startMicros: monotonicMicros())
@@ -26,7 +26,14 @@ extension ServerCore {
                 // request-smuggling shapes. Answer now: MHD then closes without reading the body.
                 state.responded = true
                 return respondWithoutRouting(connection, url, method, state,
-                                             Problem.badRequest("The request has conflicting Content-Length/Transfer-Encoding headers."))
+                                             Problem.badRequest("The request has conflicting or unsupported Content-Length/Transfer-Encoding headers."))
+            }
+            if lacksHost(connection, version) {
+                // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (MHD lets it through unless
+                // strict, and then answers with HTML and rejects more than the RFC does).
+                state.responded = true
+                return respondWithoutRouting(connection, url, method, state,
+                                             Problem.badRequest("An HTTP/1.1 request must have a Host header."))
             }
             if announcedBodyTooLarge(connection) {
                 state.responded = true
@@ -68,17 +75,29 @@ extension ServerCore {
     /// How much of an oversize chunked body is read and discarded before the connection is dropped.
     var discardLimit: Int { max(maxBodyBytes &* 16, 1 << 20) }
 
-    /// Content-Length together with Transfer-Encoding, or more than one Content-Length header.
-    /// Only requests announcing a Content-Length pay for the header walk.
+    /// Content-Length together with Transfer-Encoding, more than one Content-Length header, or a
+    /// Transfer-Encoding other than `chunked` (RFC 9112 §6.1: its length cannot be determined; MHD
+    /// would wait for the connection to close). Only requests announcing a body pay for the header walk.
     private func hasAmbiguousFraming(_ connection: OpaquePointer) -> Bool {
+        if let te = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") {
+            if MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil { return true }
+            return !isChunkedOnly(te)
+        }
         guard MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") != nil else { return false }
-        if MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil { return true }
         var count = 0
         withUnsafeMutablePointer(to: &count) { p in
             _ = MHD_get_connection_values(connection, .HEADER_KIND, contentLengthCounter, UnsafeMutableRawPointer(p))
         }
         return count > 1
     }
+
+    private func lacksHost(_ connection: OpaquePointer, _ version: UnsafePointer<CChar>?) -> Bool {
+        guard MHD_lookup_connection_value(connection, .HEADER_KIND, "Host") == nil, let version else { return false }
+        return strcmp(version, "HTTP/1.1") == 0
+    }
+
+    /// Exactly `chunked`, in any case: the only coding MHD decodes (it trims the header value itself).
+    private func isChunkedOnly(_ value: UnsafePointer<CChar>) -> Bool { strcasecmp(value, "chunked") == 0 }
 
     /// Content-Length over the cap (only when no Transfer-Encoding: then MHD ignores Content-Length).
     private func announcedBodyTooLarge(_ connection: OpaquePointer) -> Bool {

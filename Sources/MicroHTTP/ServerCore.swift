@@ -41,10 +41,10 @@ final class RequestState {
 
 // MARK: - C callbacks (global constants: they capture nothing; the context arrives as `cls`)
 
-let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, reqCls in
+let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadSize, reqCls in
     guard let cls, let connection, let url, let method, let uploadSize, let reqCls else { return .NO }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-    return core.handle(connection, url, method, uploadData, uploadSize, reqCls)
+    return core.handle(connection, url, method, version, uploadData, uploadSize, reqCls)
 }
 
 let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, _, reqCls, _ in

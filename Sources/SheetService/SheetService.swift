@@ -147,6 +147,14 @@ public final class SheetService: Sendable {
         }
     }
 
+    /// Serves `definitions` without storing them, for this process only: at start when the database
+    /// takes no writes (read-only file, full disk). The catalog file is upserted again at the next start.
+    public func useCatalogWithoutStoring(_ definitions: [SheetDefinition]) {
+        catalogWrites.withLock { _ in
+            catalogSnapshot.withLock { catalog in for d in definitions { catalog.upsert(d) } }
+        }
+    }
+
     // MARK: - Events
 
     private func reportCount(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -159,7 +167,7 @@ public final class SheetService: Sendable {
         let eventId = r.identifier("eventId")
         try r.finish()
         let catalog = self.catalog
-        return try record(userId: userId, eventId: eventId) { state in
+        return try record(userId: userId, eventId: eventId, kind: "count") { state in
             let effect = SheetPolicy.apply(
                 .countReported(containerId: containerId, filter: filter, count: count!, seq: seq), to: &state, catalog: catalog)
             var w = JSONWriter()
@@ -182,7 +190,7 @@ public final class SheetService: Sendable {
         let eventId = r.identifier("eventId")
         try r.finish()
         let catalog = self.catalog
-        return try record(userId: userId, eventId: eventId) { state in
+        return try record(userId: userId, eventId: eventId, kind: "dismissal") { state in
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
             guard catalog[sheetId!] != nil else { throw Problems.notFound("no sheet '\(sheetId!)' in the catalog") }
             let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId!, method: method!), to: &state, catalog: catalog)
@@ -204,7 +212,7 @@ public final class SheetService: Sendable {
         let eventId = r.identifier("eventId")
         try r.finish()
         let catalog = self.catalog
-        return try record(userId: userId, eventId: eventId) { state in
+        return try record(userId: userId, eventId: eventId, kind: "presentation") { state in
             guard catalog[sheetId!] != nil else { throw Problems.notFound("no sheet '\(sheetId!)' in the catalog") }
             if let parentSheetId, catalog[parentSheetId] == nil {
                 throw Problems.notFound("no parent sheet '\(parentSheetId)' in the catalog")
@@ -226,7 +234,7 @@ public final class SheetService: Sendable {
         let eventId = r.identifier("eventId")
         try r.finish()
         let catalog = self.catalog
-        return try record(userId: userId, eventId: eventId) { state in
+        return try record(userId: userId, eventId: eventId, kind: "content-height") { state in
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             _ = SheetPolicy.apply(
                 .contentHeightMeasured(sheetId: sheetId, platform: platform!, height: height!), to: &state, catalog: catalog)
@@ -241,9 +249,11 @@ public final class SheetService: Sendable {
     }
 
     /// One event, one transaction; the outcome of the first processing answers every retry.
-    private func record(userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]) throws -> HTTPResponse {
+    /// Event ids are scoped to the kind of event: the same id on another route is another event (a
+    /// replay must answer with the route's own outcome shape, not another route's).
+    private func record(userId: String, eventId: String?, kind: String, _ body: (inout UserState) throws -> [UInt8]) throws -> HTTPResponse {
         do {
-            let result = try store.update(userId: userId, eventId: eventId, body)
+            let result = try store.update(userId: userId, eventId: eventId.map { "\(kind)/\($0)" }, body)
             return .json(200, result.outcome, headers: result.replayed ? [("Idempotent-Replayed", "true")] : [])
         } catch let error as StoreError {
             databaseErrors.add(1, ordering: .relaxed)

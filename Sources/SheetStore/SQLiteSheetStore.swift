@@ -52,6 +52,11 @@ public final class SQLiteSheetStore: SheetStore {
     private let closed = Atomic<Bool>(false)
     /// A write failed for a storage reason; `ping` probes the writer until one succeeds again.
     private let writeFault = Atomic<Bool>(false)
+    /// A write failed with SQLITE_FULL. Sticky until `ping` sees free space again: on a full disk some
+    /// writes still fit in pages SQLite already has (the probe among them), so success proves nothing.
+    private let diskFull = Atomic<Bool>(false)
+    /// Free space on the database's file system below which a store that hit SQLITE_FULL stays unready.
+    static let minimumFreeBytes: UInt64 = 4 << 20
     private let statistics = Mutex(WriteStatistics(updates: 0, commits: 0, largestBatch: 0))
 
     /// Processed event ids are kept this long (the API promises at least 24 h).
@@ -334,6 +339,13 @@ public final class SQLiteSheetStore: SheetStore {
         try read { db in _ = try db.scalar("SELECT count(*) FROM schema_migrations") }
         // A writer that fell back to read-only (the file was not writable when it opened) cannot write.
         if writer.withLock({ $0.current?.isReadOnly == true }) { writeFault.store(true, ordering: .releasing) }
+        if diskFull.load(ordering: .acquiring) {
+            let free = freeBytes(onFileSystemOf: path)
+            guard free >= Self.minimumFreeBytes else {
+                throw .unavailable("the disk is full (\(free) bytes free, \(Self.minimumFreeBytes) needed to resume)")
+            }
+            diskFull.store(false, ordering: .releasing)
+        }
         if writeFault.load(ordering: .acquiring) {
             try write { db in
                 // A committed no-op update writes a WAL frame: it fails while the file is read-only or
@@ -402,6 +414,7 @@ public final class SQLiteSheetStore: SheetStore {
     private func noteFault(_ error: any Error, writer: inout Writer) {
         guard let error = error as? SQLiteError, error.isTransient else { return }
         writeFault.store(true, ordering: .releasing)
+        if error.code == .full { diskFull.store(true, ordering: .releasing) }
         if let db = writer.current {
             db.rollbackIfNeeded()
             switch error.code {
@@ -542,6 +555,13 @@ struct WeakSlot: Sendable {
 // MARK: - Helpers
 
 func currentUnixTime() -> Int64 { Int64(time(nil)) }
+
+/// Bytes available to this process on the file system holding `path` (UInt64.max when unknown).
+func freeBytes(onFileSystemOf path: String) -> UInt64 {
+    var info = statvfs()
+    guard statvfs(path, &info) == 0 else { return .max }
+    return UInt64(info.f_bavail) &* UInt64(info.f_frsize)
+}
 
 func createParentDirectory(of path: String) throws(StoreError) {
     guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }

@@ -24,26 +24,34 @@ enum JSONValue {
         guard let object = parsed as? [String: Any] else {
             throw Problems.badRequest("the request body must be a JSON object")
         }
-        // Foundation silently keeps the last of duplicate keys; a client sending two values means a bug.
-        if let key = DuplicateKeyScanner.firstDuplicate(in: body) {
-            throw Problems.invalidParams([(key, "appears more than once in the same object")])
+        // Foundation silently keeps the last of duplicate keys (a client sending two values means a bug)
+        // and accepts trailing commas (not JSON, RFC 8259).
+        switch DuplicateKeyScanner.firstProblem(in: body) {
+        case .duplicate(let key)?: throw Problems.invalidParams([(key, "appears more than once in the same object")])
+        case .trailingComma?: throw Problems.badRequest("the request body is not valid JSON (a trailing comma)")
+        case nil: return object
         }
-        return object
     }
 }
 
-/// Finds a key that occurs twice in one JSON object. Runs only on text JSONSerialization accepted.
+/// Finds a key that occurs twice in one JSON object, or a comma right before `}` or `]`. Runs only on
+/// text JSONSerialization accepted.
 enum DuplicateKeyScanner {
-    static func firstDuplicate(in bytes: [UInt8]) -> String? {
+    enum Finding: Equatable { case duplicate(String), trailingComma }
+
+    static func firstProblem(in bytes: [UInt8]) -> Finding? {
         var stack: [Set<[UInt8]>?] = []  // nil for arrays
         var i = 0
         let n = bytes.count
+        var last: UInt8 = 0  // the last byte outside strings that is not whitespace
         while i < n {
             let c = bytes[i]
             switch c {
             case UInt8(ascii: "{"): stack.append(Set()); i += 1
             case UInt8(ascii: "["): stack.append(nil); i += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"): _ = stack.popLast(); i += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if last == UInt8(ascii: ",") { return .trailingComma }
+                _ = stack.popLast(); i += 1
             case UInt8(ascii: "\""):
                 let start = i + 1
                 var j = start
@@ -57,13 +65,16 @@ enum DuplicateKeyScanner {
                 // A string followed by ':' is a key of the innermost object.
                 var k = i
                 while k < n && (bytes[k] == 0x20 || bytes[k] == 0x0a || bytes[k] == 0x0d || bytes[k] == 0x09) { k += 1 }
-                if k < n && bytes[k] == UInt8(ascii: ":"), let last = stack.indices.last, stack[last] != nil {
+                if k < n && bytes[k] == UInt8(ascii: ":"), let top = stack.indices.last, stack[top] != nil {
                     let key = escaped ? decodedKey(raw) : raw
-                    if stack[last]!.contains(key) { return String(decoding: key, as: UTF8.self) }
-                    stack[last]!.insert(key)
+                    if stack[top]!.contains(key) { return .duplicate(String(decoding: key, as: UTF8.self)) }
+                    stack[top]!.insert(key)
                 }
+                last = UInt8(ascii: "\"")
+                continue
             default: i += 1
             }
+            if c != 0x20 && c != 0x0a && c != 0x0d && c != 0x09 { last = c }
         }
         return nil
     }

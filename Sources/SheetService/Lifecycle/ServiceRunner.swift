@@ -54,8 +54,17 @@ public enum ServiceRunner {
         do {
             service = try SheetService(store: store, tokens: tokens, metrics: metrics, openAPIDocument: openAPIDocument)
             for list in catalogDefinitions {
-                try service.loadCatalog(list.definitions)
-                Log.write(.info, "catalog loaded", [("path", .string(list.path)), ("sheets", .int(list.definitions.count))])
+                do {
+                    try service.loadCatalog(list.definitions)
+                    Log.write(.info, "catalog loaded", [("path", .string(list.path)), ("sheets", .int(list.definitions.count))])
+                } catch {
+                    // A read-only database still serves reads; the file's definitions serve from memory.
+                    guard case .unavailable(let why) = error else { throw error }
+                    service.useCatalogWithoutStoring(list.definitions)
+                    Log.write(.warn, "catalog not stored: the database takes no writes; serving it from the file", [
+                        ("path", .string(list.path)), ("sheets", .int(list.definitions.count)), ("error", .string(why)),
+                    ])
+                }
             }
         } catch {
             printError("sheetd: cannot load the catalog: \(error)")
