@@ -1,5 +1,6 @@
 import Crypto
-import Foundation
+import FoundationEssentials
+import Glibc
 import MicroHTTP
 import SheetPolicy
 import SheetStore
@@ -360,7 +361,7 @@ public final class SheetService: Sendable {
         return value
     }
 
-    private func jsonBody(_ request: HTTPRequest) throws(Problem) -> [String: Any] {
+    private func jsonBody(_ request: HTTPRequest) throws(Problem) -> [String: JSONNode] {
         guard let type = request.header("Content-Type"), MediaType.isJSON(type) else { throw Problems.unsupportedMediaType }
         return try JSONValue.parseObject(request.body)
     }
@@ -379,7 +380,7 @@ public final class SheetService: Sendable {
 enum MediaType {
     /// application/json or any application/*+json, parameters (charset) allowed.
     static func isJSON(_ value: String) -> Bool {
-        let essence = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let essence = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmed().lowercased() } ?? ""
         return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))
     }
 }
@@ -387,11 +388,11 @@ enum MediaType {
 /// `If-None-Match` evaluation (RFC 9110 §13.1.2: weak comparison).
 enum EntityTag {
     static func matches(_ header: String, _ etag: String) -> Bool {
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        let trimmed = header.trimmed()
         if trimmed == "*" { return true }
         let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
         for candidate in trimmed.split(separator: ",") {
-            var c = candidate.trimmingCharacters(in: .whitespaces)
+            var c = candidate.trimmed()
             if c.hasPrefix("W/") { c.removeFirst(2) }
             if c == opaque { return true }
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SheetService
 
 // Start-up only: everything else lives in SheetService.

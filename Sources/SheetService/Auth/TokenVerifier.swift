@@ -1,5 +1,4 @@
 import Crypto
-import Foundation
 import SheetPolicy
 
 /// Who is calling: the admin, or one user proven by an HS256 JWT.
@@ -44,7 +43,7 @@ public struct TokenVerifier: Sendable {
         guard let authorization, !authorization.isEmpty else { throw .missing }
         let scheme = authorization.prefix(7)
         guard scheme.count == 7, scheme.lowercased() == "bearer " else { throw .malformed }
-        let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        let token = authorization.dropFirst(7).trimmed()
         guard !token.isEmpty, token.utf8.count <= 4096 else { throw .malformed }
         if constantTimeEquals(SHA256.hash(Array(token.utf8)), adminDigest) { return .admin }
         return .user(try verifyUserToken(token, now: now))
@@ -61,13 +60,13 @@ public struct TokenVerifier: Sendable {
             let payload = Self.object(payloadBytes)
         else { throw .malformed }
         // The algorithm is fixed by the server, never chosen by the token: "none" and every other are refused.
-        guard let alg = header["alg"] as? String, alg == "HS256" else { throw .unsupportedAlgorithm }
-        if let typ = header["typ"] { guard let t = typ as? String, t.uppercased() == "JWT" else { throw .malformed } }
+        guard case .string("HS256")? = header["alg"] else { throw .unsupportedAlgorithm }
+        if let typ = header["typ"] { guard case .string(let t) = typ, t.uppercased() == "JWT" else { throw .malformed } }
         let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         let expected = HMACSHA256.authenticationCode(for: signingInput, key: secret)
         guard constantTimeEquals(signature, expected) else { throw .badSignature }
 
-        guard let sub = payload["sub"] as? String, Identifier.isValid(sub) else {
+        guard case .string(let sub)? = payload["sub"], Identifier.isValid(sub) else {
             throw .invalidClaims("sub must be a user id (1-128 of A-Z a-z 0-9 . _ : @ -)")
         }
         guard let exp = Self.seconds(payload["exp"]) else { throw .invalidClaims("exp (a NumericDate) is required") }
@@ -94,15 +93,16 @@ public struct TokenVerifier: Sendable {
         return "\(header).\(payload).\(signature)"
     }
 
-    private static func object(_ bytes: [UInt8]) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
+    private static func object(_ bytes: [UInt8]) -> [String: JSONNode]? {
+        (try? JSONNode.parse(bytes))?.objectMembers
     }
 
     /// A JSON NumericDate: an integer or a finite number of seconds (fractions are truncated).
-    private static func seconds(_ value: Any?) -> Int64? {
-        guard let number = value as? NSNumber, !JSONValue.isBoolean(number) else { return nil }
-        let d = number.doubleValue
-        guard d.isFinite, abs(d) < 1e15 else { return nil }
-        return Int64(d)
+    private static func seconds(_ value: JSONNode?) -> Int64? {
+        switch value {
+        case .integer(let i)?: return i
+        case .number(let d)? where d.isFinite && abs(d) < 1e15: return Int64(d)
+        default: return nil
+        }
     }
 }

@@ -1,31 +1,24 @@
-import Foundation
 import MicroHTTP
 
-/// Helpers over Foundation's JSON values.
+/// Request bodies as JSON objects.
 enum JSONValue {
-    /// JSONSerialization returns booleans as NSNumber too; this tells them apart from 0 and 1.
-    static func isBoolean(_ number: NSNumber) -> Bool {
-        let type = String(cString: number.objCType)
-        return type == "c" || type == "B"
-    }
-
     /// Parses a request body into an object, or a 400 problem that says what is wrong with it.
-    static func parseObject(_ body: [UInt8]) throws(Problem) -> [String: Any] {
+    static func parseObject(_ body: [UInt8]) throws(Problem) -> [String: JSONNode] {
         guard !body.isEmpty else { throw Problems.badRequest("the request body is empty; a JSON object is expected") }
         guard String(validating: body, as: UTF8.self) != nil else {
             throw Problems.badRequest("the request body is not valid UTF-8")
         }
-        let parsed: Any
+        let parsed: JSONNode
         do {
-            parsed = try JSONSerialization.jsonObject(with: Data(body))
+            parsed = try JSONNode.parse(body)
         } catch {
             throw Problems.badRequest("the request body is not valid JSON")
         }
-        guard let object = parsed as? [String: Any] else {
+        guard let object = parsed.objectMembers else {
             throw Problems.badRequest("the request body must be a JSON object")
         }
-        // Foundation silently keeps the last of duplicate keys (a client sending two values means a bug)
-        // and accepts trailing commas (not JSON, RFC 8259).
+        // Foundation's decoder silently keeps one of duplicate keys (a client sending two values means a
+        // bug) and accepts trailing commas (not JSON, RFC 8259).
         switch DuplicateKeyScanner.firstProblem(in: body) {
         case .duplicate(let key)?: throw Problems.invalidParams([(key, "appears more than once in the same object")])
         case .trailingComma?: throw Problems.badRequest("the request body is not valid JSON (a trailing comma)")
@@ -35,7 +28,7 @@ enum JSONValue {
 }
 
 /// Finds a key that occurs twice in one JSON object, or a comma right before `}` or `]`. Runs only on
-/// text JSONSerialization accepted.
+/// text Foundation's decoder accepted.
 enum DuplicateKeyScanner {
     enum Finding: Equatable { case duplicate(String), trailingComma }
 
@@ -80,20 +73,19 @@ enum DuplicateKeyScanner {
     }
 
     private static func decodedKey(_ raw: [UInt8]) -> [UInt8] {
-        let quoted = Data([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")])
-        guard let s = (try? JSONSerialization.jsonObject(with: quoted, options: .fragmentsAllowed)) as? String else { return raw }
+        guard case .string(let s)? = try? JSONNode.parse([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")]) else { return raw }
         return Array(s.utf8)
     }
 }
 
 /// Reads typed members out of a JSON object, collecting every problem as an RFC 9457 invalid-param.
 struct BodyReader {
-    private let object: [String: Any]
+    private let object: [String: JSONNode]
     private(set) var invalid: [(name: String, reason: String)] = []
     private var known: Set<String> = []
     private let prefix: String
 
-    init(_ object: [String: Any], prefix: String = "") {
+    init(_ object: [String: JSONNode], prefix: String = "") {
         self.object = object
         self.prefix = prefix
     }
@@ -101,9 +93,9 @@ struct BodyReader {
     mutating func fail(_ name: String, _ reason: String) { invalid.append((prefix + name, reason)) }
 
     /// The member's raw value; absent and JSON null both read as nil (recording "is required" when it is).
-    private mutating func member(_ name: String, required: Bool) -> Any? {
+    private mutating func member(_ name: String, required: Bool) -> JSONNode? {
         known.insert(name)
-        guard let raw = object[name], !(raw is NSNull) else {
+        guard let raw = object[name], raw != .null else {
             if required { fail(name, "is required") }
             return nil
         }
@@ -113,7 +105,7 @@ struct BodyReader {
     /// Nil when absent (or JSON null); records a problem on a wrong type.
     mutating func string(_ name: String, maxLength: Int = 128, required: Bool = false) -> String? {
         guard let raw = member(name, required: required) else { return nil }
-        guard let s = raw as? String else { fail(name, "must be a string"); return nil }
+        guard case .string(let s) = raw else { fail(name, "must be a string"); return nil }
         if s.unicodeScalars.contains(where: { $0.value == 0 }) { fail(name, "must not contain NUL characters"); return nil }
         guard s.unicodeScalars.count <= maxLength else { fail(name, "must be at most \(maxLength) characters"); return nil }
         return s
@@ -138,13 +130,9 @@ struct BodyReader {
 
     mutating func integer(_ name: String, _ range: ClosedRange<Int>, required: Bool = false) -> Int? {
         guard let raw = member(name, required: required) else { return nil }
-        guard let number = raw as? NSNumber, !JSONValue.isBoolean(number) else { fail(name, "must be an integer"); return nil }
-        let d = number.doubleValue
-        guard d.isFinite, d.rounded(.towardZero) == d, abs(d) <= 9_007_199_254_740_992 else {
-            fail(name, "must be an integer"); return nil
-        }
-        let v = number.int64Value
-        guard Double(v) == d || number.stringValue == String(v), let i = Int(exactly: v), range.contains(i) else {
+        // Integral numbers arrive as .integer (1.0 and 1e2 included); 1.5 or 1e19 arrive as .number.
+        guard case .integer(let v) = raw else { fail(name, "must be an integer"); return nil }
+        guard let i = Int(exactly: v), range.contains(i) else {
             fail(name, "must be an integer from \(range.lowerBound) to \(range.upperBound)"); return nil
         }
         return i
@@ -152,8 +140,12 @@ struct BodyReader {
 
     mutating func number(_ name: String, _ range: ClosedRange<Double>, required: Bool = false) -> Double? {
         guard let raw = member(name, required: required) else { return nil }
-        guard let number = raw as? NSNumber, !JSONValue.isBoolean(number) else { fail(name, "must be a number"); return nil }
-        let d = number.doubleValue
+        let d: Double
+        switch raw {
+        case .integer(let i): d = Double(i)
+        case .number(let n): d = n
+        default: fail(name, "must be a number"); return nil
+        }
         guard d.isFinite, range.contains(d) else {
             fail(name, "must be a finite number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))"); return nil
         }
@@ -162,13 +154,13 @@ struct BodyReader {
 
     mutating func boolean(_ name: String) -> Bool? {
         guard let raw = member(name, required: false) else { return nil }
-        guard let number = raw as? NSNumber, JSONValue.isBoolean(number) else { fail(name, "must be true or false"); return nil }
-        return number.boolValue
+        guard case .bool(let b) = raw else { fail(name, "must be true or false"); return nil }
+        return b
     }
 
     mutating func object(_ name: String) -> BodyReader? {
         guard let raw = member(name, required: false) else { return nil }
-        guard let nested = raw as? [String: Any] else { fail(name, "must be an object"); return nil }
+        guard case .object(let nested) = raw else { fail(name, "must be an object"); return nil }
         return BodyReader(nested, prefix: prefix + name + ".")
     }
 

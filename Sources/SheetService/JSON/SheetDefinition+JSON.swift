@@ -1,11 +1,10 @@
-import Foundation
 import MicroHTTP
 import SheetPolicy
 
 extension SheetDefinition {
     /// Validates one catalog definition (API body or catalog file entry), naming every bad field.
     /// `pathId` is the id from the URL; a body `id` that differs is an error.
-    static func parse(_ object: [String: Any], pathId: String?) throws(Problem) -> SheetDefinition {
+    static func parse(_ object: [String: JSONNode], pathId: String?) throws(Problem) -> SheetDefinition {
         var r = BodyReader(object)
         let bodyId = r.identifier("id", required: pathId == nil)
         if let pathId, let bodyId, bodyId != pathId { r.fail("id", "must equal the sheet id in the path ('\(pathId)')") }

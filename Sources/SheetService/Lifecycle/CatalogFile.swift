@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MicroHTTP
 import SheetPolicy
 
@@ -9,22 +9,23 @@ public enum CatalogFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError("catalog \(path): cannot read the file")
         }
-        let root: [String: Any]
+        let root: [String: JSONNode]
         do {
             root = try JSONValue.parseObject(Array(data))
         } catch {
             throw ConfigurationError("catalog \(path): \(error.detail)")
         }
-        guard root.count == 1, let entries = root["sheets"] as? [Any] else {
+        guard root.count == 1, case .array(let entries)? = root["sheets"] else {
             throw ConfigurationError("catalog \(path): expected {\"sheets\": [...]}")
         }
         var definitions: [SheetDefinition] = []
         var seen: Set<String> = []
         for (index, entry) in entries.enumerated() {
-            guard let object = entry as? [String: Any] else {
+            guard let object = entry.objectMembers else {
                 throw ConfigurationError("catalog \(path): sheets[\(index)] is not an object")
             }
-            let name = (object["id"] as? String).map { "sheets[\(index)] '\($0)'" } ?? "sheets[\(index)]"
+            var name = "sheets[\(index)]"
+            if case .string(let id)? = object["id"] { name += " '\(id)'" }
             do {
                 let definition = try SheetDefinition.parse(object, pathId: nil)
                 guard seen.insert(definition.id).inserted else {

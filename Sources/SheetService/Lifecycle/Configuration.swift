@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MicroHTTP
 import SheetStore
 
@@ -56,7 +56,7 @@ public struct Configuration: Sendable {
                 guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                     throw ConfigurationError("\(fileVariable): cannot read \(path)")
                 }
-                values[option.flag] = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                values[option.flag] = text.trimmed()
             }
         }
         var index = 0
@@ -137,7 +137,7 @@ public struct Configuration: Sendable {
     }
 
     static func integer(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
-        guard let v = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(v) else {
+        guard let v = Int(text.trimmed()), range.contains(v) else {
             throw ConfigurationError("\(name): '\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return v

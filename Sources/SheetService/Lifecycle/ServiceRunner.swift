@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import MicroHTTP
 import SheetPolicy
 import SheetStore
@@ -106,7 +107,7 @@ public enum ServiceRunner {
         var sources: [any DispatchSourceSignal] = []
         for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             // The default action would kill the process before the handler runs.
-            Foundation.signal(number, SIG_IGN)
+            Glibc.signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 received.set(name)
@@ -125,7 +126,7 @@ public enum ServiceRunner {
         let sample = tokens.issueUserToken(sub: "demo-user", now: Int64(time(nil)), ttl: 86_400)
         printError("""
             WARNING: development secrets (\(generated ? "generated" : "reused") from \
-            \((c.databasePath as NSString).deletingLastPathComponent)/dev-secrets.json). \
+            \(DevelopmentSecrets.path(besideDatabase: c.databasePath))). \
             Set SHEETD_JWT_SECRET and SHEETD_ADMIN_TOKEN (and SHEETD_ENV=production) for real deployments.
               export SHEETD_ADMIN_TOKEN=\(c.adminToken!)
               export SHEETD_USER_TOKEN=\(sample)   # user demo-user, valid 24 h
@@ -142,7 +143,8 @@ private final class SignalBox: @unchecked Sendable {
 }
 
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
 extension Duration {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MicroHTTP
 import SheetStore
 
@@ -56,7 +57,7 @@ public enum SheetdCommand {
                 let state = !m.shipped ? "newer than this binary" : !m.applied ? "pending"
                     : m.checksumMatches == false ? "CHANGED AFTER IT WAS APPLIED" : "applied \(m.appliedAt ?? "")"
                 let version = String(repeating: "0", count: max(0, 4 - String(m.version).count)) + String(m.version)
-                print("\(version)  \(m.name.padding(toLength: 24, withPad: " ", startingAt: 0))  \(state)  sha256:\(m.checksum.prefix(12))")
+                print("\(version)  \(m.name.padded(to: 24))  \(state)  sha256:\(m.checksum.prefix(12))")
             }
             return 0
         } catch {
@@ -109,9 +110,14 @@ public enum SheetdCommand {
 
             """
         for o in Configuration.options {
-            text += "  " + o.flag.padding(toLength: 20, withPad: " ", startingAt: 0)
-                + o.variable.padding(toLength: 26, withPad: " ", startingAt: 0) + o.meaning + "\n"
+            text += "  " + o.flag.padded(to: 20)
+                + o.variable.padded(to: 26) + o.meaning + "\n"
         }
         return text
     }
+}
+
+extension String {
+    /// The string followed by spaces up to `width` characters (for aligned columns).
+    func padded(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }
