@@ -6,6 +6,9 @@
 # --quick  2 rounds of 3 s per scenario (about 1.5 minutes), for development
 # --scale  also preloads 1 000 000 users and compares decision GETs against the 10 000-user database
 #
+# Environment: BENCH_ONLY="get put" runs only those scenarios (get get304 put dismiss mix);
+# BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS, BENCH_USERS override.
+#
 # Every scenario runs as interleaved A/B rounds (yardstick, sheetd, sheetd, yardstick, ...), each
 # server freshly started (sheetd on a fresh copy of the preloaded database), warmed up, then measured
 # with wrk (one thread, 64 connections, 127.0.0.1 only). Server CPU per request comes from
@@ -18,7 +21,7 @@ for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
     --scale) scale=1 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -191,6 +194,7 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$ROUNDS"); do
   for s in "${SCENARIOS[@]}"; do
     read -r name script yard <<< "$s"
+    if [ -n "${BENCH_ONLY:-}" ] && [[ " $BENCH_ONLY " != *" $name "* ]]; then continue; fi
     if [ $((round % 2)) = 1 ]; then
       run "$name" "$round" "$yard" "$script" "$WORK/tokens.txt"
       run "$name" "$round" sheetd "$script" "$WORK/tokens.txt"
