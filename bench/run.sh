@@ -33,8 +33,8 @@ USERS=${BENCH_USERS:-10000}
 SCALE_USERS=${BENCH_SCALE_USERS:-1000000}
 THREADS=${BENCH_THREADS:-$(nproc)}
 CONNS=${BENCH_CONNECTIONS:-64}
-if [ $quick = 1 ]; then ROUNDS=${BENCH_ROUNDS:-2} DUR=${BENCH_DURATION:-3} WARM=${BENCH_WARMUP:-1}
-else ROUNDS=${BENCH_ROUNDS:-5} DUR=${BENCH_DURATION:-10} WARM=${BENCH_WARMUP:-2}; fi
+if [ $quick = 1 ]; then ROUNDS=${BENCH_ROUNDS:-2} DUR=${BENCH_DURATION:-3} WARM=${BENCH_WARMUP:-2}
+else ROUNDS=${BENCH_ROUNDS:-5} DUR=${BENCH_DURATION:-10} WARM=${BENCH_WARMUP:-4}; fi
 MODE=$([ $quick = 1 ] && echo quick || echo full)
 COMMAND="bench/run.sh $*"
 
@@ -169,7 +169,9 @@ run() {
   start "$kind"
   local ready_us=$READY_US startup_us=$STARTUP_US
   export BENCH_TOKENS=$tokens BENCH_ETAGS="$WORK/etags.txt"
-  wrk -t1 -c"$CONNS" -d"${WARM}s" -s "bench/lua/$script" "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
+  # Warm-up: every user's decision once (sequential walk), then the scenario's own requests.
+  wrk -t1 -c"$CONNS" -d"${WARM}s" -s bench/lua/warmup.lua "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
+  wrk -t1 -c"$CONNS" -d1s -s "bench/lua/$script" "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
   local c0; c0=$(cpu_ticks "$PID")
   local out; out=$(wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -s "bench/lua/$script" "http://127.0.0.1:$PORT" 2>&1)
   local c1; c1=$(cpu_ticks "$PID")

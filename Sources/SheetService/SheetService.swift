@@ -392,6 +392,7 @@ enum MediaType {
 /// `If-None-Match` evaluation (RFC 9110 §13.1.2: weak comparison).
 enum EntityTag {
     static func matches(_ header: String, _ etag: String) -> Bool {
+        if let answer = EntityTagFastPath.matches(header, etag) { return answer }
         let trimmed = header.trimmingCharacters(in: .whitespaces)
         if trimmed == "*" { return true }
         let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag

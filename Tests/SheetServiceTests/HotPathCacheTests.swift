@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func decisionCacheFollowsEpochs() {
-        let cache = DecisionCache(generationCapacity: 2)
+        let cache = DecisionCache(generationCapacity: 1)
         let context = ClientContextForTests.home
         let e0 = cache.epoch(of: "u1")
         cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [1], etag: "\"a\""))
@@ -45,12 +45,13 @@ import Testing
         // A state read that started before the write must not be stored afterwards.
         cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [2], etag: "\"b\""))
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0) == nil)
-        // Bounded: older users fall out.
-        for u in ["u2", "u3", "u4", "u5", "u6"] {
+        // Bounded: 64 shards of two generations of one user each.
+        for n in 0..<200 {
+            let u = "user\(n)"
             cache.insert(userId: u, context: context, catalogVersion: 0, epoch: cache.epoch(of: u), answer: .init(body: [3], etag: "\"c\""))
         }
-        #expect(cache.lookup(userId: "u2", context: context, catalogVersion: 0) == nil)
-        #expect(cache.lookup(userId: "u6", context: context, catalogVersion: 0)?.body == [3])
+        #expect(cache.count <= 128)
+        #expect(cache.lookup(userId: "user199", context: context, catalogVersion: 0)?.body == [3])
     }
 }
 

@@ -68,3 +68,12 @@ function done(summary, latency, requests)
     summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout, e.status,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
 end
+
+-- The warm-up: every user's decision in turn (so every token and decision was seen once before
+-- the measured run, "warm"), then around again.
+local next_user = 0
+function walk()
+  next_user = next_user % #users + 1
+  return wrk.format("GET", "/v1/users/" .. users[next_user] .. "/decision?" .. query,
+    { ["Authorization"] = tokens[next_user] })
+end

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A bounded cache of user tokens whose signature and claims already verified, keyed by the exact
 /// token string (performance: HMAC, base64url and two JSON parses per request were about 30 % of
 /// the decision route's CPU).
@@ -9,8 +11,9 @@
 /// a valid NumericDate) are stored, so invalid tokens cannot fill it. The admin token is never
 /// stored (it keeps its constant-time digest comparison).
 ///
-/// Bound: per worker thread, two generations of at most `generationCapacity` entries each; when the
-/// current one is full it becomes the previous one (the older one is dropped). A hit in the previous generation
+/// Bound: 64 shards of two generations of at most `generationCapacity` entries each (32 768 tokens in
+/// all by default); when a shard's current generation is full it becomes the previous one (the older
+/// one is dropped). A hit in the previous generation
 /// moves the entry into the current one, so often-used tokens survive (LRU-like, O(1)).
 final class VerifiedTokenCache: Sendable {
     struct Entry: Sendable {
@@ -26,44 +29,53 @@ final class VerifiedTokenCache: Sendable {
         }
     }
 
-    /// One thread's entries: two generations (see the type's comment). Confined to its thread.
-    final class Shard {
+    /// One shard's entries: two generations (see the type's comment).
+    struct Generations {
         var current: [String: Entry] = [:]
         var previous: [String: Entry] = [:]
     }
 
-    let generationCapacity: Int
-    /// Per worker thread, so lookups take no shared lock (a contended lock costs futex calls).
-    private let shards: ThreadLocal<Shard>
+    final class Shard: Sendable {
+        let generations = Mutex(Generations())
+    }
 
-    init(generationCapacity: Int = 8192) {
+    /// Shards, each behind its own lock, picked by the token's hash: the two (or N) HTTP workers
+    /// rarely want the same lock at once, and every worker sees every cached token.
+    static let shardCount = 64
+    let generationCapacity: Int
+    private let shards: [Shard]
+
+    /// `generationCapacity` is per shard.
+    init(generationCapacity: Int = 256) {
         self.generationCapacity = max(1, generationCapacity)
-        self.shards = ThreadLocal { Shard() }
+        self.shards = (0..<Self.shardCount).map { _ in Shard() }
+    }
+
+    @inline(__always) private func shard(_ token: String) -> Shard {
+        shards[token.hashValue & (Self.shardCount - 1)]
     }
 
     func lookup(_ token: String) -> Entry? {
-        let g = shards.value
-        if let entry = g.current[token] { return entry }
-        guard let entry = g.previous.removeValue(forKey: token) else { return nil }
-        insert(token, entry, into: g)
-        return entry
+        shard(token).generations.withLock { g in
+            if let entry = g.current[token] { return entry }
+            guard let entry = g.previous.removeValue(forKey: token) else { return nil }
+            Self.insert(token, entry, into: &g, capacity: generationCapacity)
+            return entry
+        }
     }
 
     func insert(_ token: String, _ entry: Entry) {
-        insert(token, entry, into: shards.value)
+        shard(token).generations.withLock { g in Self.insert(token, entry, into: &g, capacity: generationCapacity) }
     }
 
-    /// Entries held by the calling thread (both generations), for tests.
-    var count: Int {
-        let g = shards.value
-        return g.current.count + g.previous.count
-    }
+    /// Entries held (both generations of every shard), for tests.
+    var count: Int { shards.reduce(0) { n, s in n + s.generations.withLock { $0.current.count + $0.previous.count } } }
 
-    private func insert(_ token: String, _ entry: Entry, into g: Shard) {
-        if g.current.count >= generationCapacity {
+    private static func insert(_ token: String, _ entry: Entry, into g: inout Generations, capacity: Int) {
+        if g.current.count >= capacity {
             g.previous = g.current
             g.current = [:]
-            g.current.reserveCapacity(generationCapacity)
+            g.current.reserveCapacity(capacity)
         }
         g.current[token] = entry
     }
