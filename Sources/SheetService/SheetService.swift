@@ -384,6 +384,7 @@ public final class SheetService: Sendable {
 enum MediaType {
     /// application/json or any application/*+json, parameters (charset) allowed.
     static func isJSON(_ value: String) -> Bool {
+        if let answer = MediaTypeFastPath.isJSON(value) { return answer }
         let essence = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))
     }
