@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--quick] [--scale]       (make bench / make bench-quick build the release binary first)
 #
-# --quick  2 rounds of 3 s per scenario (about 1.5 minutes), for development
+# --quick  2 rounds of 2 s per scenario after 1 s of warm-up (about 1.5 minutes), for development
 # --scale  also preloads 1 000 000 users and compares decision GETs against the 10 000-user database
 #
 # Environment: BENCH_ONLY="get put" runs only those scenarios (get get304 put dismiss mix);
@@ -33,8 +33,8 @@ USERS=${BENCH_USERS:-10000}
 SCALE_USERS=${BENCH_SCALE_USERS:-1000000}
 THREADS=${BENCH_THREADS:-$(nproc)}
 CONNS=${BENCH_CONNECTIONS:-64}
-if [ $quick = 1 ]; then ROUNDS=${BENCH_ROUNDS:-2} DUR=${BENCH_DURATION:-3} WARM=${BENCH_WARMUP:-2}
-else ROUNDS=${BENCH_ROUNDS:-5} DUR=${BENCH_DURATION:-10} WARM=${BENCH_WARMUP:-4}; fi
+if [ $quick = 1 ]; then ROUNDS=${BENCH_ROUNDS:-2} DUR=${BENCH_DURATION:-2} WARM=${BENCH_WARMUP:-1} WARM2=0
+else ROUNDS=${BENCH_ROUNDS:-5} DUR=${BENCH_DURATION:-10} WARM=${BENCH_WARMUP:-4} WARM2=1; fi
 MODE=$([ $quick = 1 ] && echo quick || echo full)
 COMMAND="bench/run.sh $*"
 
@@ -171,7 +171,9 @@ run() {
   export BENCH_TOKENS=$tokens BENCH_ETAGS="$WORK/etags.txt"
   # Warm-up: every user's decision once (sequential walk), then the scenario's own requests.
   wrk -t1 -c"$CONNS" -d"${WARM}s" -s bench/lua/warmup.lua "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
-  wrk -t1 -c"$CONNS" -d1s -s "bench/lua/$script" "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
+  if [ "$WARM2" -gt 0 ]; then
+    wrk -t1 -c"$CONNS" -d"${WARM2}s" -s "bench/lua/$script" "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
+  fi
   local c0; c0=$(cpu_ticks "$PID")
   local out; out=$(wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -s "bench/lua/$script" "http://127.0.0.1:$PORT" 2>&1)
   local c1; c1=$(cpu_ticks "$PID")
@@ -221,7 +223,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || commit="$commit (+ uncommitted changes)"
 export R_MODE=$MODE R_COMMAND="$COMMAND" R_COMMIT="$commit" R_USERS=$USERS R_SCALE_USERS=$SCALE_USERS \
-  R_THREADS=$THREADS R_CONNS=$CONNS R_ROUNDS=$ROUNDS R_DUR=$DUR R_WARM=$WARM R_CLK_TCK=$CLK_TCK \
+  R_THREADS=$THREADS R_CONNS=$CONNS R_ROUNDS=$ROUNDS R_DUR=$DUR R_WARM=$WARM R_WARM2=$WARM2 R_CLK_TCK=$CLK_TCK \
   R_BODY=$BODY_BYTES R_PRELOAD_MS=$PRELOAD_MS R_DB_BYTES=$DB_BYTES R_SCALE=$scale \
   R_SCALE_PRELOAD_MS=${SCALE_PRELOAD_MS:-0} R_SCALE_DB_BYTES=${SCALE_DB_BYTES:-0} \
   R_LOAD_START="$LOAD_START" R_LOAD_END="$LOAD_END" \

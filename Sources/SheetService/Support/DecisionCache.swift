@@ -16,7 +16,7 @@ import Synchronization
 /// only invalidate each other more often than needed.
 ///
 /// Bound: 64 shards (each behind its own lock, picked by the user id's hash) of two generations of
-/// at most `generationCapacity` users (32 768 users in all by default), at most `contextsPerUser`
+/// at most `generationCapacity` users (65 536 users in all by default), at most `contextsPerUser`
 /// client contexts each. Identical bodies (users in the same state, the usual case: a decision does
 /// not contain the user id) share one buffer.
 final class DecisionCache: @unchecked Sendable {
@@ -57,7 +57,7 @@ final class DecisionCache: @unchecked Sendable {
     private let epochs: UnsafeMutablePointer<Atomic<UInt64>>
     private let shards: [Shard]
 
-    init(generationCapacity: Int = 256) {
+    init(generationCapacity: Int = 512) {
         self.generationCapacity = max(1, generationCapacity)
         shards = (0..<Self.shardCount).map { _ in Shard() }
         epochs = .allocate(capacity: Self.slotCount)
