@@ -4,12 +4,16 @@ internal import CCrypto
 public enum SHA256 {
     /// The 32-byte SHA-256 digest of `bytes`.
     public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        // Contiguous input (arrays, slices, native strings' UTF-8) is hashed in place: copying a
+        // generic collection byte by byte cost more than the digest itself for ~2 KB bodies.
+        if let digest = bytes.withContiguousStorageIfAvailable({ hash(buffer: $0) }) { return digest }
+        return Array(bytes).withUnsafeBufferPointer { hash(buffer: $0) }
+    }
+
+    private static func hash(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        let input = Array(bytes)
-        input.withUnsafeBufferPointer { inputBuffer in
-            digest.withUnsafeMutableBufferPointer { out in
-                _ = CCrypto.SHA256(inputBuffer.baseAddress, inputBuffer.count, out.baseAddress)
-            }
+        digest.withUnsafeMutableBufferPointer { out in
+            _ = CCrypto.SHA256(input.baseAddress, input.count, out.baseAddress)
         }
         return digest
     }

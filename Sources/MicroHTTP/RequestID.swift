@@ -13,8 +13,26 @@ enum RequestID {
     /// A new id, e.g. `3f9a2b1c04d5e6f7-1a`.
     static func next() -> String {
         let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        return prefix + "-" + String(n, radix: 16)
+        // One allocation: prefix, '-', then the counter in lower-case hex (as String(n, radix: 16)).
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { hex in
+            var digits = 0
+            var rest = n
+            repeat {
+                let d = UInt8(truncatingIfNeeded: rest & 0xF)
+                hex[15 - digits] = d < 10 ? 0x30 &+ d : 0x61 &+ (d &- 10)
+                digits += 1
+                rest >>= 4
+            } while rest > 0
+            return String(unsafeUninitializedCapacity: prefixBytes.count + 1 + digits) { out in
+                var i = 0
+                for b in prefixBytes { out[i] = b; i += 1 }
+                out[i] = UInt8(ascii: "-"); i += 1
+                for k in (16 - digits)..<16 { out[i] = hex[k]; i += 1 }
+                return i
+            }
+        }
     }
+    private static let prefixBytes: [UInt8] = Array(prefix.utf8)
 
     /// The client's id if it is 1–128 characters of `A-Za-z0-9._:-`, else nil.
     static func sanitize(_ p: UnsafePointer<CChar>) -> String? {

@@ -16,7 +16,9 @@ public final class SheetService: Sendable {
     let metrics: HTTPMetrics
     let openAPIDocument: [UInt8]
     /// The catalog as last written; every request reads a consistent snapshot of it.
-    private let catalogSnapshot: Mutex<Catalog>
+    private let catalogSnapshot: CatalogSnapshot
+    /// Decision answers per user, kept exact by the write path (see `DecisionCache`).
+    private let decisions = DecisionCache()
     /// Serializes catalog writes so the store and the snapshot change in the same order.
     private let catalogWrites = Mutex(())
     private let databaseErrors = Atomic<Int>(0)
@@ -33,11 +35,11 @@ public final class SheetService: Sendable {
             let object = try JSONValue.parseObject(Array(stored.json.utf8))
             catalog.upsert(try SheetDefinition.parse(object, pathId: stored.id))
         }
-        self.catalogSnapshot = Mutex(catalog)
+        self.catalogSnapshot = CatalogSnapshot(catalog)
     }
 
     /// The current catalog.
-    public var catalog: Catalog { catalogSnapshot.withLock { $0 } }
+    public var catalog: Catalog { catalogSnapshot.current }
 
     /// Readiness turns 503 from now on (SIGTERM).
     public func beginDraining() { draining.store(true, ordering: .relaxed) }
@@ -253,6 +255,8 @@ public final class SheetService: Sendable {
     /// Event ids are scoped to the kind of event: the same id on another route is another event (a
     /// replay must answer with the route's own outcome shape, not another route's).
     private func record(userId: String, eventId: String?, kind: String, _ body: (inout UserState) throws -> [UInt8]) throws -> HTTPResponse {
+        // After the commit (or the failure), before the answer: cached decisions of this user are stale.
+        defer { decisions.invalidate(userId) }
         do {
             let result = try store.update(userId: userId, eventId: eventId.map { "\(kind)/\($0)" }, body)
             return .json(200, result.outcome, headers: result.replayed ? [("Idempotent-Replayed", "true")] : [])
@@ -267,15 +271,25 @@ public final class SheetService: Sendable {
     private func decision(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
         let context = try DecisionQuery.context(from: request)
-        let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
-        let body = SheetPolicy.decide(catalog: catalog, state: state, context: context).jsonBytes()
-        // Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
-        let etag = "\"" + Hex.encode(SHA256.hash(body).prefix(16)) + "\""
+        let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
+        let answer: DecisionCache.Answer
+        if let cached = decisions.lookup(userId: userId, context: context, catalogVersion: catalogVersion) {
+            answer = cached
+        } else {
+            let epoch = decisions.epoch(of: userId)  // before the state is read
+            let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
+            let body = SheetPolicy.decide(catalog: catalog, state: state, context: context).jsonBytes()
+            // Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
+            let etag = "\"" + Hex.encode(SHA256.hash(body).prefix(16)) + "\""
+            answer = DecisionCache.Answer(body: body, etag: etag)
+            decisions.insert(userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, answer: answer)
+        }
+        let etag = answer.etag
         let headers = [("ETag", etag), ("Cache-Control", "no-cache")]
         if let condition = request.header("If-None-Match"), EntityTag.matches(condition, etag) {
             return .empty(304, headers: headers)
         }
-        return .json(200, body, headers: headers)
+        return .json(200, answer.body, headers: headers)
     }
 
     private func userState(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
@@ -326,6 +340,7 @@ public final class SheetService: Sendable {
 
     private func deleteUser(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
+        defer { decisions.invalidate(userId) }
         try storage { () throws(StoreError) in try store.deleteUser(userId: userId) }
         return .empty(204)
     }
@@ -380,6 +395,7 @@ public final class SheetService: Sendable {
 enum MediaType {
     /// application/json or any application/*+json, parameters (charset) allowed.
     static func isJSON(_ value: String) -> Bool {
+        if let answer = MediaTypeFastPath.isJSON(value) { return answer }
         let essence = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmed().lowercased() } ?? ""
         return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))
     }
@@ -388,6 +404,7 @@ enum MediaType {
 /// `If-None-Match` evaluation (RFC 9110 §13.1.2: weak comparison).
 enum EntityTag {
     static func matches(_ header: String, _ etag: String) -> Bool {
+        if let answer = EntityTagFastPath.matches(header, etag) { return answer }
         let trimmed = header.trimmed()
         if trimmed == "*" { return true }
         let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag

@@ -30,6 +30,8 @@ public struct TokenVerifier: Sendable {
     private let adminDigest: [UInt8]
     /// Tolerated clock difference for `exp` and `nbf`.
     public let clockSkewSeconds: Int64
+    /// Tokens that already verified (see `VerifiedTokenCache`); shared by copies of this verifier.
+    let verified = VerifiedTokenCache()
 
     public init(jwtSecret: String, adminToken: String, clockSkewSeconds: Int = 60) {
         self.secret = Array(jwtSecret.utf8)
@@ -41,16 +43,27 @@ public struct TokenVerifier: Sendable {
     /// The principal for an `Authorization` header value.
     public func principal(authorization: String?, now: Int64) throws(TokenError) -> Principal {
         guard let authorization, !authorization.isEmpty else { throw .missing }
-        let scheme = authorization.prefix(7)
-        guard scheme.count == 7, scheme.lowercased() == "bearer " else { throw .malformed }
-        let token = authorization.dropFirst(7).trimmed()
+        let token: String
+        if let fast = BearerFastPath.token(authorization) {
+            token = fast
+        } else {
+            let scheme = authorization.prefix(7)
+            guard scheme.count == 7, scheme.lowercased() == "bearer " else { throw .malformed }
+            token = authorization.dropFirst(7).trimmed()
+        }
         guard !token.isEmpty, token.utf8.count <= 4096 else { throw .malformed }
+        // The admin token is never cached, so a cache hit is always a user token that verified.
+        if let entry = verified.lookup(token) { return .user(try entry.check(now: now, skew: clockSkewSeconds)) }
         if constantTimeEquals(SHA256.hash(Array(token.utf8)), adminDigest) { return .admin }
-        return .user(try verifyUserToken(token, now: now))
+        return .user(try verifyUserToken(token, now: now, cache: true))
     }
 
     /// Verifies an HS256 JWT and returns its subject.
     public func verifyUserToken(_ token: String, now: Int64) throws(TokenError) -> String {
+        try verifyUserToken(token, now: now, cache: false)
+    }
+
+    private func verifyUserToken(_ token: String, now: Int64, cache: Bool) throws(TokenError) -> String {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
             let headerBytes = Base64URL.decode(parts[0]),
@@ -71,10 +84,14 @@ public struct TokenVerifier: Sendable {
         }
         guard let exp = Self.seconds(payload["exp"]) else { throw .invalidClaims("exp (a NumericDate) is required") }
         guard now <= exp + clockSkewSeconds else { throw .expired }
+        var nbf: Int64?
         if let rawNbf = payload["nbf"] {
-            guard let nbf = Self.seconds(rawNbf) else { throw .invalidClaims("nbf must be a NumericDate") }
-            guard now + clockSkewSeconds >= nbf else { throw .notYetValid }
+            guard let value = Self.seconds(rawNbf) else { throw .invalidClaims("nbf must be a NumericDate") }
+            nbf = value
+            guard now + clockSkewSeconds >= value else { throw .notYetValid }
         }
+        // Only now is the token known to verify (the time checks are redone on every hit).
+        if cache { verified.insert(token, VerifiedTokenCache.Entry(subject: sub, exp: exp, nbf: nbf)) }
         return sub
     }
 
