@@ -26,7 +26,7 @@
 #   CT_CACHE_DIR     rootfs tarball + hadolint venv (default /var/tmp/sheetd-container-test)
 #   CT_REFRESH_BASE=1  rebuild the cached rootfs     CT_KEEP=1  keep the temp dir and store
 #   CT_GRACE         stop timeout in seconds given to `podman stop` (default 15)
-#   CT_MAX_IMAGE_MB  image size limit checked, a regression guard (default 160); the aim is 100 MB,
+#   CT_MAX_IMAGE_MB  image size limit checked, a regression guard (default 115); the aim is 100 MB,
 #                    a warning is printed above it. Today's image is ~145 MB: 88 MB Debian slim +
 #                    libraries, 57 MB stripped binary, 44 MB of which is Foundation's ICU data
 #                    (statically linked `import Foundation`; FoundationEssentials alone avoids it).
@@ -46,7 +46,7 @@ CT_CACHE_DIR=${CT_CACHE_DIR:-/var/tmp/sheetd-container-test}
 CT_REFRESH_BASE=${CT_REFRESH_BASE:-0}
 CT_KEEP=${CT_KEEP:-0}
 CT_GRACE=${CT_GRACE:-15}
-CT_MAX_IMAGE_MB=${CT_MAX_IMAGE_MB:-160}
+CT_MAX_IMAGE_MB=${CT_MAX_IMAGE_MB:-115}
 CT_AIM_IMAGE_MB=100
 SUITE=bookworm
 
