@@ -27,9 +27,9 @@
 #   CT_REFRESH_BASE=1  rebuild the cached rootfs     CT_KEEP=1  keep the temp dir and store
 #   CT_GRACE         stop timeout in seconds given to `podman stop` (default 15)
 #   CT_MAX_IMAGE_MB  image size limit checked, a regression guard (default 115); the aim is 100 MB,
-#                    a warning is printed above it. Today's image is ~145 MB: 88 MB Debian slim +
-#                    libraries, 57 MB stripped binary, 44 MB of which is Foundation's ICU data
-#                    (statically linked `import Foundation`; FoundationEssentials alone avoids it).
+#                    a warning is printed above it. Today's image is ~100 MB: ~88 MB Debian slim +
+#                    libraries, ~13 MB stripped binary (FoundationEssentials only: importing
+#                    Foundation would link its ICU data statically and add ~45 MB).
 set -Eeuo pipefail
 
 CT_TIMEOUT=${CT_TIMEOUT:-900}
