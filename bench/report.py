@@ -45,7 +45,7 @@ out.append(f"- Machine: {E['R_CPU']}, {E['R_NPROC']} cores, {E['R_MEM']}, Linux 
            f"{E['R_LOAD_START']} at the start, {E['R_LOAD_END']} at the end (wrk and other work share the cores)")
 out.append(f"- Software: Swift {E['R_SWIFT']}, libmicrohttpd {E['R_MHD']}, SQLite {E['R_SQLITE']}, {E['R_WRK']}")
 out.append(f"- Load: wrk -t1 -c{E['R_CONNS']} on 127.0.0.1, {E['R_ROUNDS']} interleaved rounds of {E['R_DUR']} s "
-           f"after a warm-up ({E['R_WARM']} s walking every user's decision in turn, then {E['R_WARM2']} s of the scenario), every server freshly started; {E['R_THREADS']} MHD worker threads everywhere; "
+           f"after a warm-up (every user's decision requested once, in turn, then {E['R_WARM2']} s of the scenario), every server freshly started; {E['R_THREADS']} MHD worker threads everywhere; "
            f"users picked uniformly at random, each request with that user's own HS256 token; sheetd with --access-log false")
 out.append(f"- Data: {int(E['R_USERS']):,} users preloaded in {int(E['R_PRELOAD_MS'])/1000:.1f} s, database "
            f"{int(E['R_DB_BYTES'])/1048576:.1f} MiB" +

@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--quick] [--scale]       (make bench / make bench-quick build the release binary first)
 #
-# --quick  2 rounds of 2 s per scenario after 1 s of warm-up (about 1.5 minutes), for development
+# --quick  2 rounds of 2 s per scenario (about 1.5 minutes), for development
 # --scale  also preloads 1 000 000 users and compares decision GETs against the 10 000-user database
 #
 # Environment: BENCH_ONLY="get put" runs only those scenarios (get get304 put dismiss mix);
@@ -33,8 +33,8 @@ USERS=${BENCH_USERS:-10000}
 SCALE_USERS=${BENCH_SCALE_USERS:-1000000}
 THREADS=${BENCH_THREADS:-$(nproc)}
 CONNS=${BENCH_CONNECTIONS:-64}
-if [ $quick = 1 ]; then ROUNDS=${BENCH_ROUNDS:-2} DUR=${BENCH_DURATION:-2} WARM=${BENCH_WARMUP:-1} WARM2=0
-else ROUNDS=${BENCH_ROUNDS:-5} DUR=${BENCH_DURATION:-10} WARM=${BENCH_WARMUP:-4} WARM2=1; fi
+if [ $quick = 1 ]; then ROUNDS=${BENCH_ROUNDS:-2} DUR=${BENCH_DURATION:-2} WARM=${BENCH_WARMUP:-10} WARM2=0
+else ROUNDS=${BENCH_ROUNDS:-5} DUR=${BENCH_DURATION:-10} WARM=${BENCH_WARMUP:-20} WARM2=1; fi
 MODE=$([ $quick = 1 ] && echo quick || echo full)
 COMMAND="bench/run.sh $*"
 
@@ -169,8 +169,16 @@ run() {
   start "$kind"
   local ready_us=$READY_US startup_us=$STARTUP_US
   export BENCH_TOKENS=$tokens BENCH_ETAGS="$WORK/etags.txt"
-  # Warm-up: every user's decision once (sequential walk), then the scenario's own requests.
-  wrk -t1 -c"$CONNS" -d"${WARM}s" -s bench/lua/warmup.lua "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
+  # Warm-up: every user's decision once (a sequential walk in 1 s pieces until every user was
+  # answered, at most WARM pieces), then the scenario's own requests.
+  local walked=0 users_n pieces=0 got
+  users_n=$(wc -l < "$tokens")
+  while [ "$walked" -lt "$users_n" ] && [ "$pieces" -lt "$WARM" ]; do
+    got=$(BENCH_WALK_START=$walked wrk -t1 -c"$CONNS" -d1s -s bench/lua/warmup.lua "http://127.0.0.1:$PORT" 2>/dev/null \
+      | sed -n 's/^BENCH .*"requests":\([0-9]*\).*/\1/p')
+    walked=$((walked + ${got:-0}))
+    pieces=$((pieces + 1))
+  done
   if [ "$WARM2" -gt 0 ]; then
     wrk -t1 -c"$CONNS" -d"${WARM2}s" -s "bench/lua/$script" "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
   fi

@@ -69,11 +69,14 @@ function done(summary, latency, requests)
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
 end
 
--- The warm-up: every user's decision in turn (so every token and decision was seen once before
--- the measured run, "warm"), then around again.
-local next_user = 0
+-- The warm-up: every user's decision in turn from BENCH_WALK_START (so every token and decision was
+-- seen once before the measured run, "warm"), then around again.
+local next_user = tonumber(os.getenv("BENCH_WALK_START") or "0")
 function walk()
   next_user = next_user % #users + 1
   return wrk.format("GET", "/v1/users/" .. users[next_user] .. "/decision?" .. query,
     { ["Authorization"] = tokens[next_user] })
 end
+
+function user_count() return #users end
+function walk_start() return tonumber(os.getenv("BENCH_WALK_START") or "0") end
