@@ -1,0 +1,87 @@
+import Crypto
+import FoundationEssentials
+import Glibc
+import MicroHTTP
+import SheetPolicy
+import SheetStore
+import Synchronization
+
+/// The decision, the support view of a user's state, and erasing it.
+extension SheetService {
+    func decision(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let userId = try authorizeUser(request)
+        let context = try DecisionQuery.context(from: request)
+        let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
+        let answer: DecisionCache.Answer
+        if let cached = decisions.lookup(userId: userId, context: context, catalogVersion: catalogVersion) {
+            answer = cached
+        } else {
+            let epoch = decisions.epoch(of: userId)  // before the state is read
+            let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
+            let body = SheetPolicy.decide(catalog: catalog, state: state, context: context).jsonBytes()
+            // Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
+            let etag = "\"" + Hex.encode(SHA256.hash(body).prefix(16)) + "\""
+            answer = DecisionCache.Answer(body: body, etag: etag)
+            decisions.insert(userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, answer: answer)
+        }
+        let etag = answer.etag
+        let headers = [("ETag", etag), ("Cache-Control", "no-cache")]
+        if let condition = request.header("If-None-Match"), EntityTag.matches(condition, etag) {
+            return .empty(304, headers: headers)
+        }
+        return .json(200, answer.body, headers: headers)
+    }
+
+    func userState(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let userId = try authorizeUser(request)
+        let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
+        var w = JSONWriter()
+        w.object { o in
+            o.member("userId", userId)
+            o.arrayMember("containers") { items in
+                for key in state.containers.keys.sorted() {
+                    let value = state.containers[key]!
+                    items.object { c in
+                        c.member("containerId", key.containerId)
+                        c.member("filter", key.filter)
+                        c.member("count", value.count)
+                        c.member("seq", value.seq)
+                    }
+                }
+            }
+            o.arrayMember("latches") { items in
+                for sheetId in state.latches.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                    items.object { l in
+                        l.member("sheetId", sheetId)
+                        l.member("count", state.latches[sheetId]!)
+                    }
+                }
+            }
+            o.arrayMember("stack") { items in
+                for entry in state.stack {
+                    items.object { e in
+                        e.member("sheetId", entry.sheetId)
+                        e.member("mode", entry.mode.rawValue)
+                    }
+                }
+            }
+            o.arrayMember("contentHeights") { items in
+                for key in state.contentHeights.keys.sorted() {
+                    items.object { h in
+                        h.member("sheetId", key.sheetId)
+                        h.member("platform", key.platform.rawValue)
+                        h.member("height", state.contentHeights[key]!)
+                    }
+                }
+            }
+        }
+        return .json(200, w.bytes)
+    }
+
+    func deleteUser(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let userId = try authorizeUser(request)
+        defer { decisions.invalidate(userId) }
+        try storage { () throws(StoreError) in try store.deleteUser(userId: userId) }
+        return .empty(204)
+    }
+}

@@ -1,0 +1,116 @@
+import Crypto
+import FoundationEssentials
+import Glibc
+import MicroHTTP
+import SheetPolicy
+import SheetStore
+import Synchronization
+
+/// Facts a client reports for one user: each one transaction, replayed by event id.
+extension SheetService {
+    func reportCount(_ request: HTTPRequest) throws -> HTTPResponse {
+        let userId = try authorizeUser(request)
+        let containerId = try pathIdentifier(request, "containerId")
+        var r = BodyReader(try jsonBody(request))
+        let count = r.integer("count", 0...1_000_000, required: true)
+        let seq = r.integer("seq", 0...9_007_199_254_740_991)
+        let filter = r.identifier("filter", allowEmpty: true) ?? ""
+        let eventId = r.identifier("eventId")
+        try r.finish()
+        let catalog = self.catalog
+        return try record(userId: userId, eventId: eventId, kind: "count") { state in
+            let effect = SheetPolicy.apply(
+                .countReported(containerId: containerId, filter: filter, count: count!, seq: seq), to: &state, catalog: catalog)
+            var w = JSONWriter()
+            w.object { o in
+                o.member("containerId", containerId)
+                o.member("filter", filter)
+                o.member("count", effect.count)
+                o.member("changed", effect.changed)
+                o.member("applied", effect.applied)
+            }
+            return w.bytes
+        }
+    }
+
+    func reportDismissal(_ request: HTTPRequest) throws -> HTTPResponse {
+        let userId = try authorizeUser(request)
+        var r = BodyReader(try jsonBody(request))
+        let sheetId = r.identifier("sheetId", required: true)
+        let method = r.enumeration("method", DismissMethod.self, required: true)
+        let eventId = r.identifier("eventId")
+        try r.finish()
+        let catalog = self.catalog
+        return try record(userId: userId, eventId: eventId, kind: "dismissal") { state in
+            // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
+            guard catalog[sheetId!] != nil else { throw Problems.notFound("no sheet '\(sheetId!)' in the catalog") }
+            let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId!, method: method!), to: &state, catalog: catalog)
+            var w = JSONWriter()
+            w.object { o in
+                o.member("stack", effect.stack)
+                o.member("latched", effect.latched)
+            }
+            return w.bytes
+        }
+    }
+
+    func reportPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
+        let userId = try authorizeUser(request)
+        var r = BodyReader(try jsonBody(request))
+        let sheetId = r.identifier("sheetId", required: true)
+        let mode = r.enumeration("mode", OpenMode.self, required: true)
+        let parentSheetId = r.identifier("parentSheetId")
+        let eventId = r.identifier("eventId")
+        try r.finish()
+        let catalog = self.catalog
+        return try record(userId: userId, eventId: eventId, kind: "presentation") { state in
+            guard catalog[sheetId!] != nil else { throw Problems.notFound("no sheet '\(sheetId!)' in the catalog") }
+            if let parentSheetId, catalog[parentSheetId] == nil {
+                throw Problems.notFound("no parent sheet '\(parentSheetId)' in the catalog")
+            }
+            let effect = SheetPolicy.apply(
+                .sheetOpened(sheetId: sheetId!, mode: mode!, parentSheetId: parentSheetId), to: &state, catalog: catalog)
+            var w = JSONWriter()
+            w.object { o in o.member("stack", effect.stack) }
+            return w.bytes
+        }
+    }
+
+    func reportContentHeight(_ request: HTTPRequest) throws -> HTTPResponse {
+        let userId = try authorizeUser(request)
+        let sheetId = try pathIdentifier(request, "sheetId")
+        var r = BodyReader(try jsonBody(request))
+        let height = r.number("height", 1...10_000, required: true)
+        let platform = r.enumeration("platform", Platform.self, required: true)
+        let eventId = r.identifier("eventId")
+        try r.finish()
+        let catalog = self.catalog
+        return try record(userId: userId, eventId: eventId, kind: "content-height") { state in
+            guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
+            _ = SheetPolicy.apply(
+                .contentHeightMeasured(sheetId: sheetId, platform: platform!, height: height!), to: &state, catalog: catalog)
+            var w = JSONWriter()
+            w.object { o in
+                o.member("sheetId", sheetId)
+                o.member("platform", platform!.rawValue)
+                o.member("height", height!)
+            }
+            return w.bytes
+        }
+    }
+
+    /// One event, one transaction; the outcome of the first processing answers every retry.
+    /// Event ids are scoped to the kind of event: the same id on another route is another event (a
+    /// replay must answer with the route's own outcome shape, not another route's).
+    func record(userId: String, eventId: String?, kind: String, _ body: (inout UserState) throws -> [UInt8]) throws -> HTTPResponse {
+        // After the commit (or the failure), before the answer: cached decisions of this user are stale.
+        defer { decisions.invalidate(userId) }
+        do {
+            let result = try store.update(userId: userId, eventId: eventId.map { "\(kind)/\($0)" }, body)
+            return .json(200, result.outcome, headers: result.replayed ? [("Idempotent-Replayed", "true")] : [])
+        } catch let error as StoreError {
+            databaseErrors.add(1, ordering: .relaxed)
+            throw Problems.storage(error)
+        }
+    }
+}
