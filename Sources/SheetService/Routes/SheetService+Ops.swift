@@ -20,16 +20,15 @@ extension SheetService {
     }
 
     func renderMetrics() -> String {
-        var text = metrics.renderPrometheus()
-        text += "# HELP sheetd_database_errors_total Storage operations that failed.\n"
-        text += "# TYPE sheetd_database_errors_total counter\n"
-        text += "sheetd_database_errors_total \(databaseErrors.load(ordering: .relaxed))\n"
-        text += "# HELP sheetd_catalog_sheets Sheet definitions in the catalog.\n"
-        text += "# TYPE sheetd_catalog_sheets gauge\n"
-        text += "sheetd_catalog_sheets \(catalog.sheets.count)\n"
-        text += "# HELP sheetd_build_info Build information.\n"
-        text += "# TYPE sheetd_build_info gauge\n"
-        text += "sheetd_build_info{version=\"\(Self.version)\"} 1\n"
-        return text
+        metrics.renderPrometheus()
+            + Self.family("sheetd_database_errors_total", "counter", "Storage operations that failed.",
+                          "\(databaseErrors.load(ordering: .relaxed))")
+            + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalog.sheets.count)")
+            + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(Self.version)\"}")
+    }
+
+    /// One Prometheus metric family with a single sample, in the text exposition format.
+    private static func family(_ name: String, _ type: String, _ help: String, _ value: String, labels: String = "") -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name)\(labels) \(value)\n"
     }
 }
