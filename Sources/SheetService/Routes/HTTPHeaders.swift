@@ -1,10 +1,3 @@
-import Crypto
-import FoundationEssentials
-import Glibc
-import MicroHTTP
-import SheetPolicy
-import SheetStore
-import Synchronization
 
 /// `Content-Type` checks.
 enum MediaType {

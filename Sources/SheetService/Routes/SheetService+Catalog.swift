@@ -1,6 +1,3 @@
-import Crypto
-import FoundationEssentials
-import Glibc
 import MicroHTTP
 import SheetPolicy
 import SheetStore

@@ -1,10 +1,7 @@
 import Crypto
-import FoundationEssentials
-import Glibc
 import MicroHTTP
 import SheetPolicy
 import SheetStore
-import Synchronization
 
 /// The decision, the support view of a user's state, and erasing it.
 extension SheetService {

@@ -1,8 +1,5 @@
-import Crypto
-import FoundationEssentials
 import Glibc
 import MicroHTTP
-import SheetPolicy
 import SheetStore
 import Synchronization
 
