@@ -345,12 +345,7 @@ import Testing
 
     /// stop(drainTimeout:) lets an in-flight request finish (with Connection: close), then returns.
     @Test func stopWaitsForInFlightRequests() throws {
-        var config = HTTPServerConfiguration()
-        config.port = 0
-        config.threads = 2
-        config.accessLog = false
-        let server = HTTPServer(configuration: config, router: makeTestRouter(), metrics: HTTPMetrics())
-        try server.start()
+        let server = try startTestServer()
         let result = Box<RawResponse?>(nil)
         let c = try RawConnection(port: server.port)
         try c.send("GET /v1/slow HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -370,12 +365,7 @@ import Testing
 
     /// An idle keep-alive connection does not hold stop() for the whole drain timeout.
     @Test func stopDoesNotWaitForIdleKeepAlive() throws {
-        var config = HTTPServerConfiguration()
-        config.port = 0
-        config.threads = 2
-        config.accessLog = false
-        let server = HTTPServer(configuration: config, router: makeTestRouter(), metrics: HTTPMetrics())
-        try server.start()
+        let server = try startTestServer()
         let c = try RawConnection(port: server.port)
         #expect(try c.request("GET", "/healthz").status == 200)
         let start = ContinuousClock.now

@@ -42,18 +42,25 @@ func makeTestRouter() -> Router {
     return router
 }
 
-/// Starts a server on port 0 with the test routes, runs `body`, stops it.
-func withServer<T>(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                   router: Router = makeTestRouter(),
-                   _ body: (HTTPServer, HTTPMetrics) throws -> T) throws -> T {
+/// A started server on port 0 with the test routes; the caller stops it.
+func startTestServer(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+                     router: Router = makeTestRouter(), metrics: HTTPMetrics = HTTPMetrics()) throws -> HTTPServer {
     var config = HTTPServerConfiguration()
     config.port = 0
     config.threads = 2
     config.accessLog = false
     configure(&config)
-    let metrics = HTTPMetrics()
     let server = HTTPServer(configuration: config, router: router, metrics: metrics)
     try server.start()
+    return server
+}
+
+/// Starts a server on port 0 with the test routes, runs `body`, stops it.
+func withServer<T>(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+                   router: Router = makeTestRouter(),
+                   _ body: (HTTPServer, HTTPMetrics) throws -> T) throws -> T {
+    let metrics = HTTPMetrics()
+    let server = try startTestServer(configure, router: router, metrics: metrics)
     defer { server.stop(drainTimeout: .seconds(2)) }
     return try body(server, metrics)
 }

@@ -86,13 +86,21 @@ public struct SheetDefinition: Sendable, Equatable {
 
 /// The whole catalog, by id.
 public struct Catalog: Sendable, Equatable {
-    public private(set) var sheets: [String: SheetDefinition]
+    public private(set) var sheets: [String: SheetDefinition] { didSet { sortedByID = Self.sorted(sheets) } }
+    /// All definitions ordered by id in byte order (deterministic iteration). Kept with `sheets`,
+    /// because every decision and count report walks it and the catalog changes rarely.
+    public private(set) var sortedByID: [SheetDefinition]
+
     public init(_ sheets: [SheetDefinition] = []) {
-        self.sheets = Dictionary(sheets.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        let byID = Dictionary(sheets.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        self.sheets = byID
+        self.sortedByID = Self.sorted(byID)
     }
     public subscript(id: String) -> SheetDefinition? { sheets[id] }
     public mutating func upsert(_ sheet: SheetDefinition) { sheets[sheet.id] = sheet }
     public mutating func remove(id: String) { sheets[id] = nil }
-    /// All definitions ordered by id in byte order (deterministic iteration).
-    public var sortedByID: [SheetDefinition] { sheets.values.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) } }
+
+    private static func sorted(_ sheets: [String: SheetDefinition]) -> [SheetDefinition] {
+        sheets.values.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+    }
 }
