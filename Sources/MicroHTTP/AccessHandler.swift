@@ -11,7 +11,8 @@ import Glibc
 ///    keep-alive.
 /// 2. body calls (`*upload_data_size > 0`): append up to the cap, count and discard beyond it, and
 ///    always consume (`*upload_data_size = 0`), or MHD repeats the same data.
-/// 3. final call: route, run the handler, queue the response.
+/// 3. final call: route, run the handler, queue the response. A deferred response parks the connection
+///    (MHD suspend) until its promise is settled; MHD then calls once more (4) and that call answers.
 extension ServerCore {
     func handle(_ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ method: UnsafePointer<CChar>,
                 _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
@@ -64,6 +65,13 @@ extension ServerCore {
             return .YES
         }
 
+        if let deferred = state.deferred {
+            // Resumed by the promise: answer with what it was settled with.
+            guard let response = deferred.promise.settledResponse() else { return .YES }
+            state.deferred = nil
+            return send(connection, response, state: state, methodPtr: method, template: deferred.target.template,
+                        slot: deferred.target.metrics, requestId: deferred.requestId)
+        }
         if state.responded { return .YES }
         state.responded = true
         if state.tooLarge {
@@ -134,6 +142,16 @@ extension ServerCore {
                                       parameterNames: target.parameterNames, parameterValues: values)
             state.body = []
             let response = RouteTable.run(target, request)
+            if case .deferred(let start) = response.content {
+                let promise = ResponsePromise(template: target.template, requestId: requestId, registry: parked)
+                start(promise)
+                guard let settled = promise.parkUnlessSettled(connection) else {
+                    state.deferred = (promise, target, requestId)
+                    return .YES
+                }
+                return send(connection, settled, state: state, methodPtr: methodPtr, template: target.template,
+                            slot: target.metrics, requestId: requestId)
+            }
             return send(connection, response, state: state, methodPtr: methodPtr, template: target.template,
                         slot: target.metrics, requestId: requestId)
         }
@@ -162,6 +180,8 @@ extension ServerCore {
                       methodPtr: UnsafePointer<CChar>, template: String?, slot: RouteMetrics, requestId: String) -> MHD_Result {
         let mhdResponse: OpaquePointer?
         switch response.content {
+        case .deferred:
+            preconditionFailure("a deferred response reached send() unsettled")
         case .bytes(let body):
             mhdResponse = body.withUnsafeBytes { raw in
                 // MUST_COPY: MHD copies now, so the Swift array need not outlive this call.

@@ -1,11 +1,13 @@
 /// What a handler answers. Headers are sent as given; `Content-Length` is computed by the server
 /// (a handler-supplied `Content-Length` or `Transfer-Encoding` is ignored).
 public struct HTTPResponse: Sendable {
-    /// How the body is produced. Only complete byte buffers today; a streaming case (server-sent
-    /// events through MHD's callback responses) is added here later, and the one `switch` that emits
-    /// responses (`AccessHandler`) is the only place that must learn it.
+    /// How the body is produced: complete byte buffers, or later (`deferred`). A streaming case
+    /// (server-sent events through MHD's callback responses) is added here later; the `switch` that
+    /// emits responses (`AccessHandler`) is the place that must learn it.
     enum Content: Sendable {
         case bytes([UInt8])
+        /// Started by the server with the promise that will carry the real response.
+        case deferred(@Sendable (ResponsePromise) -> Void)
     }
 
     public var status: Int
@@ -18,6 +20,7 @@ public struct HTTPResponse: Sendable {
         get {
             switch content {
             case .bytes(let b): return b
+            case .deferred: return []
             }
         }
         set { content = .bytes(newValue) }
@@ -37,6 +40,21 @@ public struct HTTPResponse: Sendable {
     /// A text response with an explicit content type (e.g. `text/plain; version=0.0.4; charset=utf-8`).
     public static func text(_ status: Int, _ body: String, contentType: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: Array(body.utf8))
+    }
+
+    /// A response that is produced later, without holding the worker thread: the server parks the
+    /// connection (MHD suspend), then calls `start` with a promise; whoever settles the promise, on
+    /// any thread, resumes the connection with the real response. `start` must not use the request.
+    public static func deferred(_ start: @escaping @Sendable (ResponsePromise) -> Void) -> HTTPResponse {
+        var response = HTTPResponse(status: 200)
+        response.content = .deferred(start)
+        return response
+    }
+
+    /// Whether this is a `deferred` placeholder rather than an answer.
+    public var isDeferred: Bool {
+        if case .deferred = content { return true }
+        return false
     }
 
     /// A response without a body (e.g. 204).

@@ -100,7 +100,7 @@ public final class HTTPServer: Sendable {
             let context = Unmanaged.passRetained(core)
             let cls = context.toOpaque()
             let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
-                | MHD_USE_ERROR_LOG.rawValue
+                | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
             let daemon: OpaquePointer? = withUnsafeMutablePointer(to: &address) { addr in
                 var options: [MHD_OptionItem] = [
                     // First, so errors while applying the others and binding reach the log.
@@ -174,6 +174,13 @@ public final class HTTPServer: Sendable {
                 quietSince = nil
             }
             usleep(5_000)
+        }
+        // MHD aborts when stopped with a suspended connection: whatever still waits for its deferred
+        // response is answered now (the connection is closed by the stop, so the client sees no answer
+        // and may retry; idempotent event ids make that safe).
+        let abandoned = core.parked.settleAll()
+        if abandoned > 0 {
+            Log.write(.warn, "requests still waiting at shutdown were abandoned", [("count", .int(abandoned))])
         }
         MHD_stop_daemon(daemon)
         context.release()

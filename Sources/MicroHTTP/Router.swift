@@ -2,6 +2,7 @@ import Synchronization
 
 /// A handler runs synchronously on an MHD worker thread, possibly concurrently with itself.
 /// A thrown `Problem` becomes its response; any other error is logged and answered with a 500 problem.
+/// Work that waits (a group commit) returns `HTTPResponse.deferred` and settles its promise later.
 public typealias HTTPHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
 /// Method + path-template routing. Templates are `/`-separated literal segments and `{name}`
@@ -71,7 +72,11 @@ public final class Router: Sendable {
                                           path: String(decoding: pathBytes, as: UTF8.self), routeTemplate: t.template,
                                           requestId: requestId, body: body, parameterNames: t.parameterNames,
                                           parameterValues: values)
-                return RouteTable.run(t, request)
+                let response = RouteTable.run(t, request)
+                guard case .deferred(let start) = response.content else { return response }
+                let promise = ResponsePromise(template: t.template, requestId: requestId, registry: nil)
+                start(promise)
+                return promise.wait()
             }
         }
         if method == .HEAD { response.body = [] }

@@ -16,6 +16,8 @@ final class ServerCore: Sendable {
     let inFlight = Atomic<Int>(0)
     /// The last MHD log line, for start-up errors ("Failed to bind to port …").
     let lastDaemonMessage = Mutex<String?>(nil)
+    /// Requests suspended while their deferred response is produced.
+    let parked = ParkedRequests()
 
     init(table: RouteTable, metrics: HTTPMetrics, configuration: HTTPServerConfiguration, draining: Bool) {
         self.table = table
@@ -35,6 +37,9 @@ final class RequestState {
     var bodyBytesSeen = 0
     var tooLarge = false
     var responded = false
+    /// Set while a deferred response is outstanding: MHD calls the access handler again after the
+    /// promise resumes the connection, and that call sends the settled response.
+    var deferred: (promise: ResponsePromise, target: RouteTable.Target, requestId: String)?
 
     init(startMicros: Int) { self.startMicros = startMicros }
 }

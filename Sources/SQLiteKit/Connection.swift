@@ -56,6 +56,8 @@ public final class Connection {
     public let path: String
     public let flags: OpenFlags
     private var statementCache: [String: Statement] = [:]
+    /// Set by `trackWALSize`: the WAL hook writes the frame count here after each commit.
+    private var walSize: WALSize?
 
     /// Opens `path` and applies `options`. On failure nothing stays open.
     public init(path: String, flags: OpenFlags = [.readWrite, .create], options: Options = Options()) throws(SQLiteError) {
@@ -104,6 +106,8 @@ public final class Connection {
     }
 
     public var isClosed: Bool { handle == nil }
+
+    func openHandle() throws(SQLiteError) -> OpaquePointer { try open() }
 
     private func open() throws(SQLiteError) -> OpaquePointer {
         guard let handle else { throw SQLiteError(code: .misuse, message: "connection is closed", sql: nil) }
@@ -253,6 +257,71 @@ public final class Connection {
         guard !isAutocommit else { return }
         // ROLLBACK can only fail when SQLite already rolled back (then autocommit is back on).
         _ = try? run("ROLLBACK")
+    }
+}
+
+// MARK: - WAL
+
+/// `sqlite3_wal_checkpoint_v2` modes.
+public enum CheckpointMode: Sendable {
+    /// As much as possible without waiting for readers or writers; never blocks a writer.
+    case passive
+    /// Everything, waiting (busy handler) for readers of old frames; the next writer restarts the WAL.
+    case restart
+    /// As `restart`, and the WAL file is truncated to zero bytes.
+    case truncate
+
+    var code: Int32 {
+        switch self {
+        case .passive: SQLITE_CHECKPOINT_PASSIVE
+        case .restart: SQLITE_CHECKPOINT_RESTART
+        case .truncate: SQLITE_CHECKPOINT_TRUNCATE
+        }
+    }
+}
+
+/// What a checkpoint found and did, in WAL frames (pages).
+public struct CheckpointResult: Sendable, Equatable {
+    /// Frames in the WAL.
+    public var walFrames: Int
+    /// Frames copied into the database file so far (all of them: the WAL can restart).
+    public var checkpointedFrames: Int
+}
+
+final class WALSize {
+    var frames = 0
+}
+
+/// Runs after every commit on the connection's own thread (`cls` is the connection's `WALSize`).
+private let walHook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
+    cls, _, _, frames in
+    if let cls { Unmanaged<WALSize>.fromOpaque(cls).takeUnretainedValue().frames = Int(frames) }
+    return SQLITE_OK
+}
+
+extension Connection {
+    /// Takes checkpointing over from SQLite: automatic checkpoints (which run inside the commit that
+    /// crosses 1000 frames and stall that writer for the whole copy and fsync) stop, and `walFrames`
+    /// tells after each commit how large the WAL has grown, so the owner can checkpoint elsewhere.
+    public func trackWALSize() throws(SQLiteError) {
+        let db = try openHandle()
+        let size = WALSize()
+        walSize = size
+        // Replaces the hook behind wal_autocheckpoint, which turns automatic checkpoints off.
+        _ = sqlite3_wal_hook(db, walHook, Unmanaged.passUnretained(size).toOpaque())
+    }
+
+    /// Frames in the WAL after this connection's last commit (0 before any, or untracked).
+    public var walFrames: Int { walSize?.frames ?? 0 }
+
+    /// Checkpoints the main database.
+    @discardableResult
+    public func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> CheckpointResult {
+        let db = try openHandle()
+        var log: Int32 = 0
+        var copied: Int32 = 0
+        try check(sqlite3_wal_checkpoint_v2(db, nil, mode.code, &log, &copied), db, sql: "wal_checkpoint")
+        return CheckpointResult(walFrames: Int(log), checkpointedFrames: Int(copied))
     }
 }
 

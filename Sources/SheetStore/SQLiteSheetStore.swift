@@ -33,20 +33,26 @@ public struct WriteStatistics: Sendable, Equatable {
     public var commits: Int
     /// The largest number of updates one transaction carried.
     public var largestBatch: Int
+    /// Background WAL checkpoints run (see `Checkpointer`).
+    public var checkpoints: Int = 0
 }
 
 /// The embedded SheetStore: one SQLite file in WAL mode, a single writer connection and one
 /// reader connection per thread.
 ///
-/// Writes (`update`) are group-committed: concurrent callers queue their updates, one of them (the
-/// leader) runs the whole queue in one `BEGIN IMMEDIATE` transaction, each update inside its own
-/// SAVEPOINT (a failing body rolls back only its own changes), commits once, and only then releases
-/// every caller. Reads use per-thread connections (`SQLITE_OPEN_NOMUTEX`) and never wait for writes.
+/// Writes (`submit`, `update`) are group-committed: callers queue their updates, and a writer thread
+/// runs everything queued in one `BEGIN IMMEDIATE` transaction, each update inside its own SAVEPOINT
+/// (a failing body rolls back only its own changes), commits once, and only then completes every
+/// update. Updates that arrive meanwhile form the next batch, so the busier the writer, the more one
+/// commit carries. Reads use per-thread connections (`SQLITE_OPEN_NOMUTEX`) and never wait for writes.
 public final class SQLiteSheetStore: SheetStore {
     public let path: String
     let options: Connection.Options
     let writer: Locked<Writer>
     private let queue = Mutex(WriteQueue())
+    /// Runs the batches (see `drainQueue`); serial, so there is one writer.
+    private let writerQueue = DispatchQueue(label: "sheetd.store.writer")
+    private let checkpointer: Checkpointer
     private let readers: PerThread<ReaderSlot>
     private let readerRegistry: ReaderRegistry
     private let closed = Atomic<Bool>(false)
@@ -65,11 +71,17 @@ public final class SQLiteSheetStore: SheetStore {
     static let purgeEvery = 512
     /// At most this many updates share one transaction.
     static let maxBatch = 256
+    /// WAL frames after which a background checkpoint is requested (SQLite's own default threshold).
+    static let checkpointFrames = 1000
+    /// WAL frames after which the writer itself checkpoints, blocking, so that the WAL stays bounded
+    /// even if the background checkpoints cannot keep up (about 80 MiB with 4 KiB pages).
+    static let blockingCheckpointFrames = 20_000
 
     private init(path: String, options: Connection.Options, writer: Writer) {
         self.path = path
         self.options = options
         self.writer = Locked(writer)
+        self.checkpointer = Checkpointer(path: path, options: options)
         let registry = ReaderRegistry()
         self.readerRegistry = registry
         let readerOptions = Connection.Options(
@@ -101,6 +113,7 @@ public final class SQLiteSheetStore: SheetStore {
             walJournal: true, synchronous: synchronous.level, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         let connection = try mapErrors { try Connection(path: path, flags: [.readWrite, .create, .noMutex], options: options) }
         try Migrator().migrate(connection)
+        try mapErrors { try connection.trackWALSize() }
         let store = SQLiteSheetStore(path: path, options: options, writer: Writer(connection: connection))
         // Expired event ids are purged at start and then every `purgeEvery` commits. A read-only
         // database still opens (reads keep working); its writes report `unavailable`.
@@ -183,60 +196,86 @@ public final class SQLiteSheetStore: SheetStore {
     public func update(
         userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]
     ) throws -> EventResult {
-        guard !closed.load(ordering: .acquiring) else { throw StoreError.unavailable("the store is closed") }
-        return try withoutActuallyEscaping(body) { body in
-            let job = WriteJob(userId: userId, eventId: eventId, body: body)
-            let leads = queue.withLock { queue in
-                queue.jobs.append(job)
-                if queue.leaderActive { return false }
-                queue.leaderActive = true
-                return true
-            }
-            if !leads {
-                job.wake.wait()
-                // Woken either with a result, or promoted to lead the next batch (which contains this job).
-            }
-            if job.result == nil { lead(job) }
-            // The closure must not outlive this call: the leader dropped it before waking us.
+        try withoutActuallyEscaping(body) { body in
+            let done = DispatchSemaphore(value: 0)
+            let job = WriteJob(userId: userId, eventId: eventId, body: body) { _ in done.signal() }
+            enqueue(job)
+            done.wait()
+            // The closure must not outlive this call: the writer dropped it before completing the job.
             precondition(job.body == nil)
             return try job.result!.get()
         }
     }
 
-    /// Runs one batch of queued updates (this thread's own among them), releases their callers after
-    /// the commit, and hands leadership to the oldest waiting caller, if any.
-    private func lead(_ me: WriteJob) {
-        let batch = queue.withLock { queue in
-            let batch = Array(queue.jobs.prefix(Self.maxBatch))
-            queue.jobs.removeFirst(batch.count)
-            return batch
+    public func submit(
+        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState) throws -> [UInt8],
+        completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
+    ) {
+        enqueue(WriteJob(userId: userId, eventId: eventId, body: body, completion: completion))
+    }
+
+    /// Queues a job; the first job of an idle queue starts the writer, which then runs batches until
+    /// the queue is empty (jobs queued meanwhile form the next batch).
+    private func enqueue(_ job: WriteJob) {
+        guard !closed.load(ordering: .acquiring) else {
+            job.body = nil
+            job.result = .failure(StoreError.unavailable("the store is closed"))
+            job.complete()
+            return
         }
-        let now = currentUnixTime()
-        let committed = writer.withLock { writer in runBatch(batch, writer: &writer, now: now) }
-        if committed {
-            statistics.withLock { s in
-                s.updates += batch.count
-                s.commits += 1
-                s.largestBatch = max(s.largestBatch, batch.count)
+        let startWriter = queue.withLock { queue in
+            queue.jobs.append(job)
+            if queue.writerActive { return false }
+            queue.writerActive = true
+            return true
+        }
+        if startWriter { writerQueue.async { [self] in drainQueue() } }
+    }
+
+    /// The writer: one transaction per batch of queued jobs; each job completes after its batch's
+    /// commit (or failure), outside the writer lock, while newer jobs queue up for the next batch.
+    private func drainQueue() {
+        while true {
+            let batch = queue.withLock { queue in
+                let batch = Array(queue.jobs.prefix(Self.maxBatch))
+                queue.jobs.removeFirst(batch.count)
+                if batch.isEmpty { queue.writerActive = false }
+                return batch
             }
-        }
-        let next = queue.withLock { queue -> WriteJob? in
-            guard let next = queue.jobs.first else {
-                queue.leaderActive = false
-                return nil
+            if batch.isEmpty { return }
+            let now = currentUnixTime()
+            let committed = writer.withLock { writer in
+                let committed = runBatch(batch, writer: &writer, now: now)
+                if committed {
+                    checkpointIfNeeded(&writer)
+                    writer.commitsSincePurge += 1
+                    if writer.commitsSincePurge >= Self.purgeEvery {
+                        writer.commitsSincePurge = 0
+                        try? writer.purgeExpiredEvents(now: now)
+                    }
+                }
+                return committed
             }
-            return next  // promoted: it wakes up without a result and leads
-        }
-        for job in batch where job !== me { job.wake.signal() }
-        next?.wake.signal()
-        if committed {
-            writer.withLock { writer in
-                writer.commitsSincePurge += 1
-                if writer.commitsSincePurge >= Self.purgeEvery {
-                    writer.commitsSincePurge = 0
-                    try? writer.purgeExpiredEvents(now: now)
+            if committed {
+                statistics.withLock { s in
+                    s.updates += batch.count
+                    s.commits += 1
+                    s.largestBatch = max(s.largestBatch, batch.count)
                 }
             }
+            for job in batch { job.complete() }
+        }
+    }
+
+    /// After a commit: a background checkpoint past `checkpointFrames`, a blocking one past
+    /// `blockingCheckpointFrames` (the background ones fell behind).
+    private func checkpointIfNeeded(_ writer: inout Writer) {
+        guard let db = writer.current else { return }
+        let frames = db.walFrames
+        if frames >= Self.blockingCheckpointFrames {
+            _ = try? db.checkpoint(.restart)
+        } else if frames >= Self.checkpointFrames {
+            checkpointer.request()
         }
     }
 
@@ -361,17 +400,25 @@ public final class SQLiteSheetStore: SheetStore {
     }
 
     /// How many updates committed in how many transactions so far.
-    public var writeStatistics: WriteStatistics { statistics.withLock { $0 } }
+    public var writeStatistics: WriteStatistics {
+        var s = statistics.withLock { $0 }
+        s.checkpoints = checkpointer.completed
+        return s
+    }
 
     /// Checkpoints the WAL (TRUNCATE) and closes every connection, readers first so that closing the
     /// writer (the last connection) removes the `-wal` and `-shm` files. Idempotent.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // Let the writer finish what is queued (no new jobs are accepted now). Polled rather than
+        // `writerQueue.sync`, which would deadlock when the last reference drops on the writer thread.
+        while queue.withLock({ $0.writerActive }) { usleep(1_000) }
         let slots = readerRegistry.slots.withLock { slots in
             defer { slots.removeAll() }
             return slots.compactMap(\.slot)
         }
         for slot in slots { slot.close() }
+        checkpointer.close()
         writer.withLock { writer in
             if let db = writer.current {
                 db.rollbackIfNeeded()
@@ -456,6 +503,7 @@ struct Writer {
     mutating func connection(path: String, options: Connection.Options) throws(SQLiteError) -> Connection {
         if let current { return current }
         let db = try Connection(path: path, flags: [.readWrite, .create, .noMutex], options: options)
+        try db.trackWALSize()
         current = db
         return db
     }
@@ -473,24 +521,29 @@ struct Writer {
     }
 }
 
-/// One caller's update waiting for (or being run by) the leader.
+/// One queued update: run by the writer, completed after its batch's commit.
 final class WriteJob: @unchecked Sendable {
-    // Invariant: `body` and `result` are written by the leader while the owner waits on `wake`;
-    // the owner reads them only after `wake` is signalled (which orders the writes before the reads).
+    // Invariant: `body` and `result` are written only by the writer thread before `complete()`; the
+    // submitter reads `result` only after its completion ran (which orders the writes before the reads).
     let userId: String
     let eventId: String?
     var body: ((inout UserState) throws -> [UInt8])?
     var result: Result<EventResult, any Error>?
-    let wake = DispatchSemaphore(value: 0)
+    private let completion: (Result<EventResult, any Error>) -> Void
 
-    init(userId: String, eventId: String?, body: @escaping (inout UserState) throws -> [UInt8]) {
-        self.userId = userId; self.eventId = eventId; self.body = body
+    init(userId: String, eventId: String?, body: @escaping (inout UserState) throws -> [UInt8],
+         completion: @escaping (Result<EventResult, any Error>) -> Void) {
+        self.userId = userId; self.eventId = eventId; self.body = body; self.completion = completion
     }
+
+    /// Hands the result to the submitter (exactly once, after `result` is set).
+    func complete() { completion(result!) }
 }
 
 struct WriteQueue {
     var jobs: [WriteJob] = []
-    var leaderActive = false
+    /// A drain of the queue is scheduled or running on the writer queue.
+    var writerActive = false
 }
 
 // MARK: - Readers

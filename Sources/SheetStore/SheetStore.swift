@@ -67,12 +67,20 @@ public protocol SheetStore: AnyObject, Sendable {
     func update(
         userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]
     ) throws -> EventResult
+    /// The same as `update`, without waiting: `completion` runs once, on the store's writer thread,
+    /// after the transaction carrying the update committed (or failed). Keep it short: the next batch
+    /// waits for it.
+    func submit(
+        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState) throws -> [UInt8],
+        completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void)
     /// Erases everything stored for the user (no error for an unknown user).
     func deleteUser(userId: String) throws(StoreError)
 
     // MARK: Operations
     /// Succeeds when the database answers a trivial read (readiness).
     func ping() throws(StoreError)
+    /// Counters of the write path: updates, the transactions that carried them, checkpoints.
+    var writeStatistics: WriteStatistics { get }
     /// Flushes the WAL and closes every connection; the store is unusable afterwards.
     func close()
 }

@@ -17,6 +17,32 @@ import Testing
         #expect(try normal.pragma("synchronous") == .integer(1))
     }
 
+    /// With the WAL tracked, automatic checkpoints stop (the WAL grows past SQLite's 1000-frame
+    /// threshold), `walFrames` follows every commit, and a checkpoint from a second connection
+    /// copies everything so that the next commit restarts the WAL from its beginning.
+    @Test func trackedWALIsCheckpointedByItsOwner() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let writer = try Connection(path: dir.file())
+        try writer.trackWALSize()
+        try writer.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+        var last = 0
+        for i in 0..<1200 {
+            try writer.run("INSERT INTO t VALUES (?1, zeroblob(100))", [.integer(Int64(i))])
+            #expect(writer.walFrames > last)
+            last = writer.walFrames
+        }
+        #expect(last > 1200, "no automatic checkpoint reset the WAL")
+
+        let checkpointer = try Connection(path: dir.file(), options: .init(walJournal: false))
+        let result = try checkpointer.checkpoint(.passive)
+        #expect(result.walFrames == last)
+        #expect(result.checkpointedFrames == last)
+        try writer.run("INSERT INTO t VALUES (?1, zeroblob(100))", [.integer(5000)])
+        #expect(writer.walFrames < 10, "the WAL restarted after the complete checkpoint")
+        #expect(try checkpointer.scalar("SELECT count(*) FROM t") == .integer(1201))
+    }
+
     /// Every storage class survives a bind and read round trip, including empty strings and blobs.
     @Test func bindAndReadRoundTrip() throws {
         let db = try Connection(path: ":memory:")

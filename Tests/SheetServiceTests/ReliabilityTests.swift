@@ -79,6 +79,34 @@ import Glibc
         }
     }
 
+    /// Event requests park their connection until the writer commits, so one commit carries the
+    /// events of many connections, far more than there are worker threads (2), and every answer
+    /// comes after the commit that made it durable: the store holds each acknowledged count.
+    @Test func parkedEventsShareCommits() throws {
+        let live = try LiveService()
+        try Fixtures.install(live)
+        let port = live.server.port
+        let before = live.store.writeStatistics
+        let answers = Concurrently.run(48) { i -> [RawHTTP.Answer] in
+            (0..<10).map { round in
+                RawHTTP.send(port: port, RawHTTP.request(
+                    "PUT", "/v1/users/gc\(i)/containers/offers-home/count", token: LiveService.adminToken,
+                    body: #"{"count":\#(round + 1),"seq":\#(round + 1)}"#))
+            }
+        }
+        #expect(answers.joined().allSatisfy { $0.status == 200 })
+        for i in 0..<48 {
+            #expect(try live.store.userState(userId: "gc\(i)").count(for: ContainerKey(containerId: "offers-home")) == 10)
+        }
+        let after = live.store.writeStatistics
+        #expect(after.updates - before.updates == 480)
+        #expect(after.commits - before.commits < 480)
+        #expect(after.largestBatch > 2, "batches are not bounded by the worker threads")
+        let metrics = try live.get("/metrics").text
+        #expect(metrics.contains("sheetd_store_updates_total \(after.updates)"))
+        #expect(metrics.contains("sheetd_store_largest_batch \(after.largestBatch)"))
+    }
+
     /// Serializability, checked exactly: rounds of 8 events for one user (count reports with seq and
     /// with the same or another value, dismissals of the card sheet, presentations over it) race on 8
     /// connections; a search over orders of `SheetPolicy.apply` must find one serial order in which

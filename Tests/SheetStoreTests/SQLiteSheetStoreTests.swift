@@ -234,6 +234,62 @@ let sampleState = UserState(
         #expect(try reopened.userState(userId: "u").count(for: Self.key) == acknowledged.value)
     }
 
+    /// `submit` returns at once; each completion runs after the commit that carried it (another
+    /// connection already sees the write), and updates queued meanwhile share commits.
+    @Test func submitCompletesAfterTheCommit() throws {
+        try withStore { store, dir throws in
+            let observer = try Observer(path: dir.file())
+            let completed = ConcurrentCounter()
+            let notVisible = ConcurrentCounter()
+            let done = DispatchSemaphore(value: 0)
+            let total = 500
+            for i in 0..<total {
+                store.submit(userId: "u\(i)", eventId: "e\(i)", { state in
+                    state.containers[Self.key] = ContainerCount(count: i)
+                    return [UInt8(i % 256)]
+                }) { result in
+                    #expect(try! result.get() == EventResult(outcome: [UInt8(i % 256)], replayed: false))
+                    if observer.count(of: "u\(i)") != i { notVisible.add() }
+                    completed.add()
+                    if completed.value == total { done.signal() }
+                }
+            }
+            #expect(done.wait(timeout: .now() + 30) == .success)
+            #expect(notVisible.value == 0)
+            let stats = store.writeStatistics
+            #expect(stats.updates == total)
+            #expect(stats.commits < total)
+            print("submit: \(stats.updates) updates in \(stats.commits) commits, largest batch \(stats.largestBatch)")
+        }
+    }
+
+    /// The WAL is checkpointed in the background: it does not grow with the number of commits, and
+    /// no commit runs SQLite's automatic checkpoint.
+    @Test func backgroundCheckpointsBoundTheWAL() throws {
+        try withStore { store, dir throws in
+            for i in 0..<3000 {
+                _ = try store.update(userId: "u\(i % 50)", eventId: "e\(i)") { state in
+                    state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                    return []
+                }
+            }
+            var waited = 0
+            while store.writeStatistics.checkpoints == 0 && waited < 200 { usleep(10_000); waited += 1 }
+            #expect(store.writeStatistics.checkpoints > 0)
+            // Each of the 3000 commits appended frames; after a complete checkpoint a commit restarts the WAL.
+            var frames = Int.max
+            for i in 0..<100 where frames >= SQLiteSheetStore.checkpointFrames {
+                _ = try store.update(userId: "u0", eventId: "after-\(i)") { _ in [] }
+                frames = store.writer.withLock { $0.current!.walFrames }
+                usleep(5_000)
+            }
+            #expect(frames < SQLiteSheetStore.checkpointFrames)
+            #expect(try store.userState(userId: "u7").count(for: Self.key) == 60)
+            let wal = (try? FileManager.default.attributesOfItem(atPath: dir.file() + "-wal")[.size] as? Int) ?? 0
+            #expect(wal < 64 << 20)
+        }
+    }
+
     /// In a shared batch a failing body rolls back only its own update.
     @Test func failingBodiesDoNotAffectOthers() throws {
         try withStore { store, _ throws in
@@ -314,6 +370,18 @@ func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
         thread.start()
     }
     group.wait()
+}
+
+/// A second, read-only connection that looks at what is committed.
+final class Observer: @unchecked Sendable {  // invariant: db only touched under lock
+    private let lock = NSLock()
+    private let db: Connection
+    init(path: String) throws { db = try Connection(path: path, flags: [.readOnly], options: .init(walJournal: false)) }
+    func count(of userId: String) -> Int? {
+        lock.lock(); defer { lock.unlock() }
+        guard case .integer(let n)? = try? db.scalar("SELECT count FROM container_counts WHERE user_id = ?1", [.text(userId)]) else { return nil }
+        return Int(n)
+    }
 }
 
 final class ConcurrentCounter: @unchecked Sendable {

@@ -15,7 +15,7 @@ extension SheetService {
         let eventId = r.identifier("eventId")
         try r.finish()
         let catalog = self.catalog
-        return try record(userId: userId, eventId: eventId, kind: "count") { state in
+        return record(userId: userId, eventId: eventId, kind: "count") { state in
             let effect = SheetPolicy.apply(
                 .countReported(containerId: containerId, filter: filter, count: count!, seq: seq), to: &state, catalog: catalog)
             var w = JSONWriter()
@@ -38,7 +38,7 @@ extension SheetService {
         let eventId = r.identifier("eventId")
         try r.finish()
         let catalog = self.catalog
-        return try record(userId: userId, eventId: eventId, kind: "dismissal") { state in
+        return record(userId: userId, eventId: eventId, kind: "dismissal") { state in
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
             guard catalog[sheetId!] != nil else { throw Problems.notFound("no sheet '\(sheetId!)' in the catalog") }
             let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId!, method: method!), to: &state, catalog: catalog)
@@ -60,7 +60,7 @@ extension SheetService {
         let eventId = r.identifier("eventId")
         try r.finish()
         let catalog = self.catalog
-        return try record(userId: userId, eventId: eventId, kind: "presentation") { state in
+        return record(userId: userId, eventId: eventId, kind: "presentation") { state in
             guard catalog[sheetId!] != nil else { throw Problems.notFound("no sheet '\(sheetId!)' in the catalog") }
             if let parentSheetId, catalog[parentSheetId] == nil {
                 throw Problems.notFound("no parent sheet '\(parentSheetId)' in the catalog")
@@ -82,7 +82,7 @@ extension SheetService {
         let eventId = r.identifier("eventId")
         try r.finish()
         let catalog = self.catalog
-        return try record(userId: userId, eventId: eventId, kind: "content-height") { state in
+        return record(userId: userId, eventId: eventId, kind: "content-height") { state in
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             _ = SheetPolicy.apply(
                 .contentHeightMeasured(sheetId: sheetId, platform: platform!, height: height!), to: &state, catalog: catalog)
@@ -99,15 +99,28 @@ extension SheetService {
     /// One event, one transaction; the outcome of the first processing answers every retry.
     /// Event ids are scoped to the kind of event: the same id on another route is another event (a
     /// replay must answer with the route's own outcome shape, not another route's).
-    func record(userId: String, eventId: String?, kind: String, _ body: (inout UserState) throws -> [UInt8]) throws -> HTTPResponse {
-        // After the commit (or the failure), before the answer: cached decisions of this user are stale.
-        defer { decisions.invalidate(userId) }
-        do {
-            let result = try store.update(userId: userId, eventId: eventId.map { "\(kind)/\($0)" }, body)
-            return .json(200, result.outcome, headers: result.replayed ? [("Idempotent-Replayed", "true")] : [])
-        } catch let error as StoreError {
-            databaseErrors.add(1, ordering: .relaxed)
-            throw Problems.storage(error)
+    ///
+    /// The answer is deferred: the connection is parked until the writer commits the batch carrying
+    /// this event, so the worker thread serves others meanwhile and one commit carries many events.
+    func record(userId: String, eventId: String?, kind: String,
+                _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]) -> HTTPResponse {
+        let storedEventId = eventId.map { "\(kind)/\($0)" }
+        return .deferred { [self] promise in
+            store.submit(userId: userId, eventId: storedEventId, body) { [self] result in
+                // After the commit (or the failure), before the answer: cached decisions of this user are stale.
+                decisions.invalidate(userId)
+                promise.complete {
+                    switch result {
+                    case .success(let event):
+                        return .json(200, event.outcome, headers: event.replayed ? [("Idempotent-Replayed", "true")] : [])
+                    case .failure(let error as StoreError):
+                        databaseErrors.add(1, ordering: .relaxed)
+                        throw Problems.storage(error)
+                    case .failure(let error):
+                        throw error
+                    }
+                }
+            }
         }
     }
 }

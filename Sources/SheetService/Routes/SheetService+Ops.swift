@@ -17,9 +17,15 @@ extension SheetService {
     }
 
     func renderMetrics() -> String {
-        metrics.renderPrometheus()
+        let writes = store.writeStatistics
+        return metrics.renderPrometheus()
             + Self.family("sheetd_database_errors_total", "counter", "Storage operations that failed.",
                           "\(databaseErrors.load(ordering: .relaxed))")
+            + Self.family("sheetd_store_updates_total", "counter", "User events run in committed write transactions.", "\(writes.updates)")
+            + Self.family("sheetd_store_commits_total", "counter",
+                          "Write transactions committed for user events (group commit: one carries many).", "\(writes.commits)")
+            + Self.family("sheetd_store_largest_batch", "gauge", "The most user events one transaction carried.", "\(writes.largestBatch)")
+            + Self.family("sheetd_store_checkpoints_total", "counter", "Background WAL checkpoints.", "\(writes.checkpoints)")
             + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalog.sheets.count)")
             + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(Self.version)\"}")
     }

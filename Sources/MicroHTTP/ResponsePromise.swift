@@ -1,0 +1,137 @@
+internal import CMicroHTTPD
+import Dispatch
+import Synchronization
+
+/// The answer to a request whose handler returned `HTTPResponse.deferred`: settled exactly once,
+/// from any thread (e.g. a storage writer after its commit). Meanwhile the connection is parked with
+/// `MHD_suspend_connection`, so the worker thread serves other connections instead of blocking.
+///
+/// Settling after the server gave up on the request (shutdown) is a harmless no-op.
+public final class ResponsePromise: Sendable {
+    /// `@unchecked Sendable`: the connection pointer is only used under the promise's lock, to resume
+    /// the connection this promise parked (MHD_resume_connection is safe from any thread).
+    private struct State: @unchecked Sendable {
+        var response: HTTPResponse?
+        var settled = false
+        /// The connection suspended by `parkUnlessSettled` and not resumed yet.
+        var parkedConnection: OpaquePointer?
+    }
+
+    private let state = Mutex(State())
+    /// For log lines about a failure.
+    let template: String
+    let requestId: String
+    /// Connection-bound promises are registered here while parked (for shutdown).
+    private let registry: ParkedRequests?
+    /// Detached promises (`Router.respond`) signal this when settled.
+    private let settledSignal: DispatchSemaphore?
+
+    init(template: String, requestId: String, registry: ParkedRequests?) {
+        self.template = template
+        self.requestId = requestId
+        self.registry = registry
+        self.settledSignal = registry == nil ? DispatchSemaphore(value: 0) : nil
+    }
+
+    /// Settles with `response`.
+    public func succeed(_ response: HTTPResponse) {
+        settle(RouteTable.checked(response, template: template))
+    }
+
+    /// Settles with the response for `error`: a `Problem` is its own response, anything else a logged 500.
+    public func fail(_ error: any Error) {
+        settle(RouteTable.response(for: error, template: template, requestId: requestId))
+    }
+
+    /// Settles with what `body` returns, or with the response for what it throws.
+    public func complete(_ body: () throws -> HTTPResponse) {
+        do { succeed(try body()) } catch { fail(error) }
+    }
+
+    private func settle(_ response: HTTPResponse) {
+        let first = state.withLock { s -> Bool in
+            guard !s.settled else { return false }
+            s.settled = true
+            s.response = response
+            if let connection = s.parkedConnection {
+                s.parkedConnection = nil
+                registry?.remove(self)
+                // Under the lock: the access handler parks only under it too, so a resume never
+                // precedes its suspend, and a connection is resumed exactly once.
+                MHD_resume_connection(connection)
+            }
+            return true
+        }
+        if first { settledSignal?.signal() }
+    }
+
+    // MARK: - Server side
+
+    /// Called by the access handler right after starting the deferred work: the response when it is
+    /// already settled (answered at once), otherwise nil after suspending `connection`.
+    func parkUnlessSettled(_ connection: OpaquePointer) -> HTTPResponse? {
+        state.withLock { s in
+            if s.settled { return s.response }
+            if let registry, !registry.add(self) {
+                // The server is stopping: nothing may be suspended any more.
+                s.settled = true
+                s.response = ParkedRequests.shutdownProblem.response
+                return s.response
+            }
+            s.parkedConnection = connection
+            MHD_suspend_connection(connection)
+            return nil
+        }
+    }
+
+    /// The settled response (after MHD resumed the connection and called the access handler again).
+    func settledResponse() -> HTTPResponse? {
+        state.withLock { $0.settled ? $0.response : nil }
+    }
+
+    /// Blocks until settled (detached promises only: `Router.respond`).
+    func wait() -> HTTPResponse {
+        settledSignal?.wait()
+        return settledResponse() ?? Problem.internalError().response
+    }
+}
+
+/// The promises whose connections are suspended: before `MHD_stop_daemon` every one must be settled
+/// (which resumes it), or MHD aborts.
+final class ParkedRequests: Sendable {
+    private struct Registry {
+        var promises: [ObjectIdentifier: ResponsePromise] = [:]
+        var closed = false
+    }
+    private let registry = Mutex(Registry())
+
+    static let shutdownProblem = Problem.unavailable("The server is shutting down.", retryAfterSeconds: 1)
+
+    /// Registers a promise about to park; false once `settleAll` ran (then it must not park).
+    func add(_ promise: ResponsePromise) -> Bool {
+        registry.withLock { r in
+            if r.closed { return false }
+            r.promises[ObjectIdentifier(promise)] = promise
+            return true
+        }
+    }
+
+    func remove(_ promise: ResponsePromise) {
+        _ = registry.withLock { $0.promises.removeValue(forKey: ObjectIdentifier(promise)) }
+    }
+
+    var count: Int { registry.withLock { $0.promises.count } }
+
+    /// Shutdown: settles every parked request with a 503 and refuses to park any more. The work behind
+    /// them may still finish, but its answer is no longer delivered. Returns how many were settled.
+    @discardableResult
+    func settleAll() -> Int {
+        let all = registry.withLock { r in
+            r.closed = true
+            defer { r.promises.removeAll() }
+            return Array(r.promises.values)
+        }
+        for promise in all { promise.fail(Self.shutdownProblem) }
+        return all.count
+    }
+}

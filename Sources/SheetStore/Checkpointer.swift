@@ -1,0 +1,85 @@
+import SQLiteKit
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Copies the WAL back into the database file on its own thread and connection.
+///
+/// SQLite's automatic checkpoint runs inside the commit that crosses 1000 WAL frames: that writer,
+/// and every update queued behind it, waits for the whole copy and its fsyncs (measured: count PUT
+/// p99 24 ms with it, 9 ms without). Here the writer only asks, and a PASSIVE checkpoint runs beside
+/// it; it never blocks writers, and once it has copied everything the next commit restarts the WAL.
+final class Checkpointer: Sendable {
+    private struct State {
+        var scheduled = false
+        var closed = false
+        var completed = 0
+    }
+
+    private let path: String
+    private let options: Connection.Options
+    private let state = Mutex(State())
+    private let connection = Locked<Connection?>(nil)
+    private let queue = DispatchQueue(label: "sheetd.store.checkpointer")
+
+    init(path: String, options: Connection.Options) {
+        self.path = path
+        // Its own read-write connection; the file is already in WAL mode (the writer set it).
+        self.options = Connection.Options(
+            walJournal: false, synchronous: options.synchronous, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds,
+            foreignKeys: options.foreignKeys)
+    }
+
+    /// Passive checkpoints run so far.
+    var completed: Int { state.withLock { $0.completed } }
+
+    /// Schedules a checkpoint unless one is scheduled or running already. Cheap: called after commits.
+    func request() {
+        let schedule = state.withLock { s in
+            if s.scheduled || s.closed { return false }
+            s.scheduled = true
+            return true
+        }
+        if schedule { queue.async { [self] in run() } }
+    }
+
+    private func run() {
+        connection.withLock { current in
+            do {
+                let db: Connection
+                if let open = current {
+                    db = open
+                } else {
+                    db = try Connection(path: path, flags: [.readWrite, .noMutex], options: options)
+                    current = db
+                }
+                try db.checkpoint(.passive)
+            } catch {
+                // A storage fault: the writer sees it too (and reports it); reopen next time. The WAL
+                // only grows meanwhile, bounded by the writer's own blocking checkpoint.
+                current?.close()
+                current = nil
+            }
+        }
+        state.withLock { s in
+            s.scheduled = false
+            s.completed += 1
+        }
+    }
+
+    /// Waits for a running checkpoint, refuses new ones and closes the connection (before the writer
+    /// closes, so that the writer is the last connection and removes the WAL files).
+    func close() {
+        state.withLock { $0.closed = true }
+        // Polled rather than `queue.sync`: close may run on any thread, including a dispatch worker.
+        while state.withLock({ $0.scheduled }) { usleep(1_000) }
+        connection.withLock { current in
+            current?.close()
+            current = nil
+        }
+    }
+}
