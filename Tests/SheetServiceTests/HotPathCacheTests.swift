@@ -1,4 +1,5 @@
 import Foundation
+import MicroHTTP
 @testable import SheetService
 import Testing
 
@@ -58,4 +59,53 @@ import Testing
 import SheetPolicy
 enum ClientContextForTests {
     static let home = ClientContext(screen: "home", tab: "accounts", platform: .ios)
+}
+
+/// Member type hints only make parsing cheaper: with or without them, and whatever the hint says,
+/// every body parses to the same nodes and fails the same way.
+@Suite struct JSONHintTests {
+    static let allHints: [[String: JSONNode.Kind]] = [
+        [:],
+        ["a": .integer, "b": .integer, "c": .integer],
+        ["a": .string, "b": .string, "c": .string],
+        ["a": .number, "b": .number, "c": .number],
+        ["a": .bool, "b": .bool, "c": .bool],
+        BodyHints.count, BodyHints.contentHeight,
+    ]
+
+    static let bodies = [
+        #"{"a":1,"b":"x","c":null}"#, #"{"a":1.5,"b":1e2,"c":-0}"#, #"{"a":true,"b":false,"c":"true"}"#,
+        #"{"a":{"x":[1,"2",{"y":null}]},"b":[],"c":{}}"#, #"{"a":99999999999999999999,"b":-9223372036854775808,"c":1.0}"#,
+        #"{"count":3,"seq":"7","filter":5,"eventId":null}"#, #"{"height":312.5,"platform":"ios","eventId":"e1"}"#,
+        #"{"height":300,"platform":["ios"]}"#, #"{"a":"\u00e9\n","b":"","c":" "}"#,
+    ]
+
+    @Test(arguments: bodies)
+    func hintsNeverChangeTheResult(_ body: String) throws {
+        let bytes = Array(body.utf8)
+        let reference = try #require(try JSONNode.parse(bytes).objectMembers)
+        for hints in Self.allHints {
+            #expect(try JSONValue.parseObject(bytes, hints: hints) == reference, "hints \(hints)")
+        }
+    }
+
+    @Test func nodesAreNamedByType() throws {
+        let object = try JSONValue.parseObject(Array(#"{"i":1,"f":1.5,"e":1e2,"s":"x","n":null,"t":true,"o":{"a":[false]},"big":1e19}"#.utf8))
+        #expect(object == [
+            "i": .integer(1), "f": .number(1.5), "e": .integer(100), "s": .string("x"), "n": .null, "t": .bool(true),
+            "o": .object(["a": .array([.bool(false)])]), "big": .number(1e19),
+        ])
+    }
+
+    @Test(arguments: ["[1]", "1", "null", "\"x\"", "{", #"{"a":1,}"#, #"{"a":01}"#, #"{"a":1}x"#, "{\"a\":\"\u{1}\"}"])
+    func nonObjectsAndBadJSONFailAlike(_ body: String) {
+        let plain = Result { try JSONValue.parseObject(Array(body.utf8)) }
+        let hinted = Result { try JSONValue.parseObject(Array(body.utf8), hints: ["a": .integer]) }
+        switch (plain, hinted) {
+        case (.failure(let a as Problem), .failure(let b as Problem)):
+            #expect(a.detail == b.detail)
+        default:
+            Issue.record("\(body): \(plain) vs \(hinted)")
+        }
+    }
 }

@@ -2,6 +2,12 @@ import FoundationEssentials
 
 /// A parsed JSON value. Foundation's `JSONDecoder` does the parsing (UTF-8, escapes, numbers, depth
 /// limit); this type only names what it found, so validation can say exactly what is wrong.
+///
+/// The decoder offers no way to ask a value's type: each wrong guess is a thrown `DecodingError`
+/// whose message is formatted, which made guessing most of the cost of parsing a small body. So the
+/// guesses go in order of likelihood (strings and integers first), and a caller that knows its
+/// members' types passes them as `Kind` hints, which are tried first: a well-formed request body
+/// parses without a single thrown error. Hints never change the result, only its cost.
 enum JSONNode: Decodable, Sendable, Equatable {
     case null
     case bool(Bool)
@@ -13,36 +19,95 @@ enum JSONNode: Decodable, Sendable, Equatable {
     case array([JSONNode])
     case object([String: JSONNode])
 
+    /// The type a member is expected to have (a hint for `parse`).
+    enum Kind: Sendable {
+        case string, integer, number, bool
+    }
+
     init(from decoder: any Decoder) throws {
-        if let object = try? decoder.container(keyedBy: MemberName.self) {
-            var members: [String: JSONNode] = [:]
-            members.reserveCapacity(object.allKeys.count)
-            for key in object.allKeys { members[key.stringValue] = try object.decode(JSONNode.self, forKey: key) }
-            self = .object(members)
-        } else if var array = try? decoder.unkeyedContainer() {
+        let value = try decoder.singleValueContainer()
+        if let s = try? value.decode(String.self) {
+            self = .string(s)
+        } else if let node = Self.numberOrScalar(value) {
+            self = node
+        } else if let object = try? decoder.container(keyedBy: MemberName.self) {
+            self = .object(try Self.members(of: object, hints: nil))
+        } else {
+            var array = try decoder.unkeyedContainer()
             var elements: [JSONNode] = []
             while !array.isAtEnd { elements.append(try array.decode(JSONNode.self)) }
             self = .array(elements)
-        } else {
-            let value = try decoder.singleValueContainer()
-            if value.decodeNil() {
-                self = .null
-            } else if let b = try? value.decode(Bool.self) {
-                self = .bool(b)
-            } else if let i = try? value.decode(Int64.self) {
-                self = .integer(i)
-            } else if let d = try? value.decode(Double.self) {
-                self = .number(d)
+        }
+    }
+
+    /// Integers before fractions (1.0 and 1e2 are integers), then null and booleans.
+    private static func numberOrScalar(_ value: any SingleValueDecodingContainer) -> JSONNode? {
+        if let i = try? value.decode(Int64.self) { return .integer(i) }
+        if value.decodeNil() { return .null }
+        if let b = try? value.decode(Bool.self) { return .bool(b) }
+        if let d = try? value.decode(Double.self) { return .number(d) }
+        return nil
+    }
+
+    private static func members(of object: KeyedDecodingContainer<MemberName>, hints: [String: Kind]?) throws -> [String: JSONNode] {
+        var members: [String: JSONNode] = [:]
+        members.reserveCapacity(object.allKeys.count)
+        for key in object.allKeys {
+            if let kind = hints?[key.stringValue], let node = hinted(kind, object, key) {
+                members[key.stringValue] = node
             } else {
-                self = .string(try value.decode(String.self))
+                members[key.stringValue] = try object.decode(JSONNode.self, forKey: key)
             }
+        }
+        return members
+    }
+
+    /// The member decoded as `kind`, or nil when it is something else (then the general path decides).
+    private static func hinted(_ kind: Kind, _ object: KeyedDecodingContainer<MemberName>, _ key: MemberName) -> JSONNode? {
+        switch kind {
+        case .string: return (try? object.decode(String.self, forKey: key)).map(JSONNode.string)
+        case .integer: return (try? object.decode(Int64.self, forKey: key)).map(JSONNode.integer)
+        case .bool: return (try? object.decode(Bool.self, forKey: key)).map(JSONNode.bool)
+        case .number:
+            // The same order as the general path: an integral number is an `.integer`.
+            if let i = try? object.decode(Int64.self, forKey: key) { return .integer(i) }
+            return nil
         }
     }
 
     /// Parses one JSON document; throws on anything that is not JSON.
     static func parse(_ bytes: [UInt8]) throws -> JSONNode {
-        try JSONDecoder().decode(JSONNode.self, from: Data(bytes))
+        try decoder.value.decode(JSONNode.self, from: Data(bytes))
     }
+
+    /// Parses one JSON document that should be an object, trying `hints` first for its top-level
+    /// members. Nil when the document is JSON but not an object.
+    static func parseObject(_ bytes: [UInt8], hints: [String: Kind]) throws -> [String: JSONNode]? {
+        let decoder = decoder.value
+        decoder.userInfo = [TopLevelObject.hintsKey: hints]
+        return try decoder.decode(TopLevelObject.self, from: Data(bytes)).members
+    }
+
+    /// A top-level value that is read with the member hints from the decoder's `userInfo`.
+    private struct TopLevelObject: Decodable {
+        static let hintsKey = CodingUserInfoKey(rawValue: "sheetd.memberHints")!
+        let members: [String: JSONNode]?
+
+        init(from decoder: any Decoder) throws {
+            let value = try decoder.singleValueContainer()
+            if value.decodeNil() {
+                members = nil
+            } else if let object = try? decoder.container(keyedBy: MemberName.self) {
+                members = try JSONNode.members(of: object, hints: decoder.userInfo[Self.hintsKey] as? [String: Kind])
+            } else {
+                _ = try JSONNode(from: decoder)  // any other JSON value: not an object, but valid
+                members = nil
+            }
+        }
+    }
+
+    /// One decoder per thread: making one costs about as much as parsing a small body.
+    private static let decoder = ThreadLocal { JSONDecoder() }
 
     var objectMembers: [String: JSONNode]? {
         if case .object(let members) = self { return members }

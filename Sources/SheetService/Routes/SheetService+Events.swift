@@ -3,12 +3,22 @@ import SheetPolicy
 import SheetStore
 import Synchronization
 
+/// The member types of each event body, for the JSON parser's fast path.
+enum BodyHints {
+    static let count: [String: JSONNode.Kind] = ["count": .integer, "seq": .integer, "filter": .string, "eventId": .string]
+    static let dismissal: [String: JSONNode.Kind] = ["sheetId": .string, "method": .string, "eventId": .string]
+    static let presentation: [String: JSONNode.Kind] = [
+        "sheetId": .string, "mode": .string, "parentSheetId": .string, "eventId": .string,
+    ]
+    static let contentHeight: [String: JSONNode.Kind] = ["height": .number, "platform": .string, "eventId": .string]
+}
+
 /// Facts a client reports for one user: each one transaction, replayed by event id.
 extension SheetService {
     func reportCount(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorizeUser(request)
         let containerId = try pathIdentifier(request, "containerId")
-        var r = BodyReader(try jsonBody(request))
+        var r = BodyReader(try jsonBody(request, hints: BodyHints.count))
         let count = r.integer("count", 0...1_000_000, required: true)
         let seq = r.integer("seq", 0...9_007_199_254_740_991)
         let filter = r.identifier("filter", allowEmpty: true) ?? ""
@@ -32,7 +42,7 @@ extension SheetService {
 
     func reportDismissal(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorizeUser(request)
-        var r = BodyReader(try jsonBody(request))
+        var r = BodyReader(try jsonBody(request, hints: BodyHints.dismissal))
         let sheetId = r.identifier("sheetId", required: true)
         let method = r.enumeration("method", DismissMethod.self, required: true)
         let eventId = r.identifier("eventId")
@@ -53,7 +63,7 @@ extension SheetService {
 
     func reportPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorizeUser(request)
-        var r = BodyReader(try jsonBody(request))
+        var r = BodyReader(try jsonBody(request, hints: BodyHints.presentation))
         let sheetId = r.identifier("sheetId", required: true)
         let mode = r.enumeration("mode", OpenMode.self, required: true)
         let parentSheetId = r.identifier("parentSheetId")
@@ -76,7 +86,7 @@ extension SheetService {
     func reportContentHeight(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorizeUser(request)
         let sheetId = try pathIdentifier(request, "sheetId")
-        var r = BodyReader(try jsonBody(request))
+        var r = BodyReader(try jsonBody(request, hints: BodyHints.contentHeight))
         let height = r.number("height", 1...10_000, required: true)
         let platform = r.enumeration("platform", Platform.self, required: true)
         let eventId = r.identifier("eventId")

@@ -34,9 +34,9 @@ extension SheetService {
         return value
     }
 
-    func jsonBody(_ request: HTTPRequest) throws(Problem) -> [String: JSONNode] {
+    func jsonBody(_ request: HTTPRequest, hints: [String: JSONNode.Kind] = [:]) throws(Problem) -> [String: JSONNode] {
         guard let type = request.header("Content-Type"), MediaType.isJSON(type) else { throw Problems.unsupportedMediaType }
-        return try JSONValue.parseObject(request.body)
+        return try JSONValue.parseObject(request.body, hints: hints)
     }
 
     func storage<T>(_ operation: () throws(StoreError) -> T) throws(Problem) -> T {
