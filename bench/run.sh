@@ -37,6 +37,12 @@ if [ $quick = 1 ]; then ROUNDS=${BENCH_ROUNDS:-2} DUR=${BENCH_DURATION:-2} WARM=
 else ROUNDS=${BENCH_ROUNDS:-5} DUR=${BENCH_DURATION:-10} WARM=${BENCH_WARMUP:-20} WARM2=1; fi
 MODE=$([ $quick = 1 ] && echo quick || echo full)
 COMMAND="bench/run.sh $*"
+# BENCH_PIN=1: the load generator on the last CPU, the servers on the others (taskset).
+SERVER_PIN="" LOAD_PIN=""
+if [ "${BENCH_PIN:-0}" = 1 ]; then
+  last=$(( $(nproc) - 1 ))
+  SERVER_PIN="taskset -c 0-$(( last > 0 ? last - 1 : 0 ))" LOAD_PIN="taskset -c $last"
+fi
 
 # --- tools (a fresh Debian machine gets them from apt) ------------------------------------------
 need=()
@@ -107,15 +113,15 @@ start() {
       rm -f "$WORK/run.sqlite" "$WORK/run.sqlite-wal" "$WORK/run.sqlite-shm"
       cp "$src" "$WORK/run.sqlite"
       t0=$(now_ns)
-      SHEETD_JWT_SECRET=$SECRET SHEETD_ADMIN_TOKEN=$ADMIN "$BIN" serve --port "$PORT" --db "$WORK/run.sqlite" \
+      SHEETD_JWT_SECRET=$SECRET SHEETD_ADMIN_TOKEN=$ADMIN $SERVER_PIN "$BIN" serve --port "$PORT" --db "$WORK/run.sqlite" \
         --threads "$THREADS" --access-log false > "$out" 2>&1 &
       ;;
-    http_fixed) "$WORK/http_fixed" "$PORT" "$THREADS" "$BODY_BYTES" > "$out" 2>&1 & ;;
+    http_fixed) $SERVER_PIN "$WORK/http_fixed" "$PORT" "$THREADS" "$BODY_BYTES" > "$out" 2>&1 & ;;
     sqlite_upsert)
       rm -f "$WORK/ys.sqlite" "$WORK/ys.sqlite-wal" "$WORK/ys.sqlite-shm"
       cp "$WORK/base.sqlite" "$WORK/ys.sqlite"
       t0=$(now_ns)
-      "$WORK/sqlite_upsert" "$PORT" "$THREADS" "$BODY_BYTES" "$WORK/ys.sqlite" > "$out" 2>&1 &
+      $SERVER_PIN "$WORK/sqlite_upsert" "$PORT" "$THREADS" "$BODY_BYTES" "$WORK/ys.sqlite" > "$out" 2>&1 &
       ;;
   esac
   PID=$!
@@ -174,16 +180,16 @@ run() {
   local walked=0 users_n pieces=0 got
   users_n=$(wc -l < "$tokens")
   while [ "$walked" -lt "$users_n" ] && [ "$pieces" -lt "$WARM" ]; do
-    got=$(BENCH_WALK_START=$walked wrk -t1 -c"$CONNS" -d1s -s bench/lua/warmup.lua "http://127.0.0.1:$PORT" 2>/dev/null \
+    got=$(BENCH_WALK_START=$walked $LOAD_PIN wrk -t1 -c"$CONNS" -d1s -s bench/lua/warmup.lua "http://127.0.0.1:$PORT" 2>/dev/null \
       | sed -n 's/^BENCH .*"requests":\([0-9]*\).*/\1/p')
     walked=$((walked + ${got:-0}))
     pieces=$((pieces + 1))
   done
   if [ "$WARM2" -gt 0 ]; then
-    wrk -t1 -c"$CONNS" -d"${WARM2}s" -s "bench/lua/$script" "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
+    $LOAD_PIN wrk -t1 -c"$CONNS" -d"${WARM2}s" -s "bench/lua/$script" "http://127.0.0.1:$PORT" > /dev/null 2>&1 || true
   fi
   local c0; c0=$(cpu_ticks "$PID")
-  local out; out=$(wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -s "bench/lua/$script" "http://127.0.0.1:$PORT" 2>&1)
+  local out; out=$($LOAD_PIN wrk -t1 -c"$CONNS" -d"${DUR}s" --latency -s "bench/lua/$script" "http://127.0.0.1:$PORT" 2>&1)
   local c1; c1=$(cpu_ticks "$PID")
   local hwm; hwm=$(hwm_kb "$PID")
   local dbb=0

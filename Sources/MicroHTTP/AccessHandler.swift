@@ -199,11 +199,14 @@ extension ServerCore {
                 || asciiCaseInsensitiveEquals(name, "X-Request-Id") {
                 continue
             }
-            if MHD_add_response_header(mhdResponse, name, value) != .YES {
+            // Explicit withCString: the implicit String-to-pointer conversion heap-allocates a copy of
+            // every short (inline) string, and these run for every header of every response.
+            let added = name.withCString { n in value.withCString { v in MHD_add_response_header(mhdResponse, n, v) } }
+            if added != .YES {
                 Log.write(.warn, "response header rejected", [("header", .string(name)), ("request_id", .string(requestId))])
             }
         }
-        _ = MHD_add_response_header(mhdResponse, "X-Request-Id", requestId)
+        _ = requestId.withCString { MHD_add_response_header(mhdResponse, "X-Request-Id", $0) }
         if draining.load(ordering: .relaxed) {
             _ = MHD_add_response_header(mhdResponse, "Connection", "close")
         }

@@ -60,7 +60,8 @@ public final class HTTPRequest {
         guard isValid else { return nil }
         switch source {
         case .connection(let connection):
-            guard let v = MHD_lookup_connection_value(connection, .HEADER_KIND, name) else { return nil }
+            // withCString: the implicit conversion would heap-allocate a copy of a short name.
+            guard let v = name.withCString({ MHD_lookup_connection_value(connection, .HEADER_KIND, $0) }) else { return nil }
             return String(cString: v)
         case .detached(let headers, _):
             return headers.first { asciiCaseInsensitiveEquals($0.0, name) }?.1
@@ -81,6 +82,7 @@ public final class HTTPRequest {
     private func loadQuery() -> [(name: String, value: String)] {
         if let q = queryItems { return q }
         var items: [(name: String, value: String)] = []
+        items.reserveCapacity(4)
         if isValid {
             switch source {
             case .connection(let connection):
