@@ -21,10 +21,12 @@ def med(xs): return statistics.median(xs) if xs else float("nan")
 def spread(xs, fmt): return f"{fmt.format(med(xs))} ({fmt.format(min(xs))}–{fmt.format(max(xs))})" if xs else "–"
 
 LABEL = {"get": "Decision GET", "get304": "Decision GET, If-None-Match (304)", "put": "Count PUT",
-         "dismiss": "Dismissal POST", "mix": "Mix 80/15/5", "scale": "Decision GET, 10k vs 1M users"}
+         "dismiss": "Dismissal POST", "mix": "Mix 80/15/5", "scale": "Decision GET, 10k vs 1M users",
+         "scale-nc": "Decision GET, 10k vs 1M users, decision cache off"}
 SERVER = {"http_fixed": "C yardstick: fixed JSON", "sqlite_upsert": "C yardstick: SQLite UPSERT",
-          "sheetd": "sheetd", "sheetd-scale": "sheetd, 1M users"}
-order = [s for s in ["get", "get304", "put", "dismiss", "mix", "scale"] if any(r["scenario"] == s for r in rows)]
+          "sheetd": "sheetd", "sheetd-scale": "sheetd, 1M users",
+          "sheetd-nc": "sheetd, cache off", "sheetd-scale-nc": "sheetd, 1M users, cache off"}
+order = [s for s in ["get", "get304", "put", "dismiss", "mix", "scale", "scale-nc"] if any(r["scenario"] == s for r in rows)]
 
 def pick(scenario, kind): return [r for r in rows if r["scenario"] == scenario and r["kind"] == kind]
 def ratios(scenario, a, b, key="rps"):
@@ -57,7 +59,7 @@ out.append("")
 out.append("| scenario | server | runs | req/s median (min–max) | ratio to yardstick (min–max) | p50 ms | p99 ms median (min–max) | CPU µs/req median (min–max) | peak RSS MiB | errors |")
 out.append("|---|---|---|---|---|---|---|---|---|---|")
 for s in order:
-    kinds = [k for k in ["http_fixed", "sqlite_upsert", "sheetd", "sheetd-scale"] if pick(s, k)]
+    kinds = [k for k in ["http_fixed", "sqlite_upsert", "sheetd", "sheetd-scale", "sheetd-nc", "sheetd-scale-nc"] if pick(s, k)]
     base = kinds[0]
     for k in kinds:
         rs = pick(s, k)
@@ -85,6 +87,9 @@ if pick("put", "sheetd"):
 if pick("scale", "sheetd-scale"):
     a = med([r["p99"] for r in pick("scale", "sheetd-scale")]); b = med([r["p99"] for r in pick("scale", "sheetd")])
     t.append(("1M users: decision p99 within 1.5× of 10k", f"{a:.2f} ms vs {b:.2f} ms = {a/b:.2f}×", verdict(a <= 1.5 * b)))
+if pick("scale-nc", "sheetd-scale-nc"):
+    a = med([r["p99"] for r in pick("scale-nc", "sheetd-scale-nc")]); b = med([r["p99"] for r in pick("scale-nc", "sheetd-nc")])
+    t.append(("1M users, decision cache off (every decision reads SQLite): p99 within 1.5× of 10k", f"{a:.2f} ms vs {b:.2f} ms = {a/b:.2f}×", verdict(a <= 1.5 * b)))
 sd = [r for r in rows if r["kind"] == "sheetd"]
 if sd:
     peak = max(r["hwm"] for r in sd)

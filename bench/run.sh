@@ -4,7 +4,8 @@
 #   bench/run.sh [--quick] [--scale]       (make bench / make bench-quick build the release binary first)
 #
 # --quick  2 rounds of 2 s per scenario (about 1.5 minutes), for development
-# --scale  also preloads 1 000 000 users and compares decision GETs against the 10 000-user database
+# --scale  also preloads 1 000 000 users and compares decision GETs against the 10 000-user database,
+#          with the decision cache and without it (--decision-cache 0: every decision reads SQLite)
 #
 # Environment: BENCH_ONLY="get put" runs only those scenarios (get get304 put dismiss mix);
 # BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS, BENCH_USERS override.
@@ -108,13 +109,15 @@ start() {
   local out="$WORK/server.$PORT.log"
   local t0; t0=$(now_ns)
   case $kind in
-    sheetd|sheetd-scale)
-      local src="$WORK/base.sqlite"; [ $kind = sheetd-scale ] && src="$WORK/scale.sqlite"
+    sheetd|sheetd-scale|sheetd-nc|sheetd-scale-nc)
+      local src="$WORK/base.sqlite" extra=""
+      case $kind in sheetd-scale*) src="$WORK/scale.sqlite" ;; esac
+      case $kind in *-nc) extra="--decision-cache 0" ;; esac
       rm -f "$WORK/run.sqlite" "$WORK/run.sqlite-wal" "$WORK/run.sqlite-shm"
       cp "$src" "$WORK/run.sqlite"
       t0=$(now_ns)
       SHEETD_JWT_SECRET=$SECRET SHEETD_ADMIN_TOKEN=$ADMIN $SERVER_PIN "$BIN" serve --port "$PORT" --db "$WORK/run.sqlite" \
-        --threads "$THREADS" --access-log false > "$out" 2>&1 &
+        --threads "$THREADS" --access-log false $extra > "$out" 2>&1 &
       ;;
     http_fixed) $SERVER_PIN "$WORK/http_fixed" "$PORT" "$THREADS" "$BODY_BYTES" > "$out" 2>&1 & ;;
     sqlite_upsert)
@@ -222,13 +225,17 @@ for round in $(seq 1 "$ROUNDS"); do
     fi
   done
   if [ $scale = 1 ]; then
-    if [ $((round % 2)) = 1 ]; then
-      run scale "$round" sheetd decision.lua "$WORK/tokens.txt"
-      run scale "$round" sheetd-scale decision.lua "$WORK/tokens-scale.txt"
-    else
-      run scale "$round" sheetd-scale decision.lua "$WORK/tokens-scale.txt"
-      run scale "$round" sheetd decision.lua "$WORK/tokens.txt"
-    fi
+    # With the decision cache (as deployed) and without it (every decision reads the store).
+    for pair in "scale sheetd sheetd-scale" "scale-nc sheetd-nc sheetd-scale-nc"; do
+      read -r name small big <<< "$pair"
+      if [ $((round % 2)) = 1 ]; then
+        run "$name" "$round" "$small" decision.lua "$WORK/tokens.txt"
+        run "$name" "$round" "$big" decision.lua "$WORK/tokens-scale.txt"
+      else
+        run "$name" "$round" "$big" decision.lua "$WORK/tokens-scale.txt"
+        run "$name" "$round" "$small" decision.lua "$WORK/tokens.txt"
+      fi
+    done
   fi
 done
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)

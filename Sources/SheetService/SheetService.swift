@@ -15,15 +15,18 @@ public final class SheetService: Sendable {
     /// The catalog as last written; every request reads a consistent snapshot of it.
     let catalogSnapshot: CatalogSnapshot
     /// Decision answers per user, kept exact by the write path (see `DecisionCache`).
-    let decisions = DecisionCache()
+    let decisions: DecisionCache
     /// Serializes catalog writes so the store and the snapshot change in the same order.
     let catalogWrites = Mutex(())
     let databaseErrors = Atomic<Int>(0)
     let draining = Atomic<Bool>(false)
 
     /// Builds the service and loads the catalog from the store.
-    public init(store: any SheetStore, tokens: TokenVerifier, metrics: HTTPMetrics, openAPIDocument: [UInt8]) throws {
+    /// `decisionCacheUsers`: about how many users' decision answers are kept in memory (0: none).
+    public init(store: any SheetStore, tokens: TokenVerifier, metrics: HTTPMetrics, openAPIDocument: [UInt8],
+                decisionCacheUsers: Int = Configuration.defaultDecisionCacheUsers) throws {
         self.store = store
+        self.decisions = DecisionCache(users: decisionCacheUsers)
         self.tokens = tokens
         self.metrics = metrics
         self.openAPIDocument = openAPIDocument

@@ -54,6 +54,21 @@ import Testing
         #expect(cache.count <= 128)
         #expect(cache.lookup(userId: "user199", context: context, catalogVersion: 0)?.body == [3])
     }
+
+    /// `SHEETD_DECISION_CACHE=0` keeps nothing; a size rounds to whole shards of two generations.
+    @Test func decisionCacheSizeAndOff() throws {
+        let off = DecisionCache(users: 0)
+        off.insert(userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, epoch: off.epoch(of: "u1"),
+                   answer: .init(body: [1], etag: "\"a\""))
+        #expect(off.lookup(userId: "u1", context: ClientContextForTests.home, catalogVersion: 0) == nil)
+        #expect(off.count == 0)
+        #expect(DecisionCache(users: 65_536).generationCapacity == 512)
+        #expect(DecisionCache(users: 1).generationCapacity == 1)
+        let c = try Configuration.parse(arguments: ["--decision-cache", "0"], environment: [:])
+        #expect(c.decisionCacheUsers == 0)
+        #expect(try Configuration.parse(arguments: [], environment: ["SHEETD_DECISION_CACHE": "1000"]).decisionCacheUsers == 1000)
+        #expect(throws: ConfigurationError.self) { try Configuration.parse(arguments: ["--decision-cache", "-1"], environment: [:]) }
+    }
 }
 
 import SheetPolicy

@@ -24,6 +24,8 @@ public struct Configuration: Sendable {
     public var environment: Environment = .development
     public var drainTimeoutSeconds = 10
     public var tokenClockSkewSeconds = 60
+    public var decisionCacheUsers = Configuration.defaultDecisionCacheUsers
+    public static let defaultDecisionCacheUsers = 65_536
 
     public init() {}
 
@@ -41,6 +43,7 @@ public struct Configuration: Sendable {
         ("--connection-limit", "SHEETD_CONNECTION_LIMIT", "open connections at most (4096)"),
         ("--idle-timeout", "SHEETD_IDLE_TIMEOUT", "seconds before an idle connection is closed (30)"),
         ("--drain-timeout", "SHEETD_DRAIN_TIMEOUT", "seconds in-flight requests get on SIGTERM (10)"),
+        ("--decision-cache", "SHEETD_DECISION_CACHE", "users whose decisions are kept in memory, 0 turns it off (65536)"),
         ("--env", "SHEETD_ENV", "development or production (development)"),
         ("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file"),
         ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
@@ -111,6 +114,9 @@ public struct Configuration: Sendable {
         }
         if let v = values["--idle-timeout"] { c.http.idleTimeoutSeconds = try integer(v, "--idle-timeout/SHEETD_IDLE_TIMEOUT", 1...3600) }
         if let v = values["--drain-timeout"] { c.drainTimeoutSeconds = try integer(v, "--drain-timeout/SHEETD_DRAIN_TIMEOUT", 0...600) }
+        if let v = values["--decision-cache"] {
+            c.decisionCacheUsers = try integer(v, "--decision-cache/SHEETD_DECISION_CACHE", 0...16_777_216)
+        }
         if let v = values["--env"] {
             guard let e = Environment(rawValue: v.lowercased()) else {
                 throw ConfigurationError("--env/SHEETD_ENV: '\(v)' is not development or production")

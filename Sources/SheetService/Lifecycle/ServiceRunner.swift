@@ -53,7 +53,8 @@ public enum ServiceRunner {
         let metrics = HTTPMetrics()
         let service: SheetService
         do {
-            service = try SheetService(store: store, tokens: tokens, metrics: metrics, openAPIDocument: openAPIDocument)
+            service = try SheetService(store: store, tokens: tokens, metrics: metrics, openAPIDocument: openAPIDocument,
+                                       decisionCacheUsers: configuration.decisionCacheUsers)
             for list in catalogDefinitions {
                 do {
                     try service.loadCatalog(list.definitions)

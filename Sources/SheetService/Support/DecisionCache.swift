@@ -16,7 +16,7 @@ import Synchronization
 /// only invalidate each other more often than needed.
 ///
 /// Bound: 64 shards (each behind its own lock, picked by the user id's hash) of two generations of
-/// at most `generationCapacity` users (65 536 users in all by default), at most `contextsPerUser`
+/// at most `generationCapacity` users (65 536 users in all by default, `SHEETD_DECISION_CACHE`), at most `contextsPerUser`
 /// client contexts each. Identical bodies (users in the same state, the usual case: a decision does
 /// not contain the user id) share one buffer.
 final class DecisionCache: @unchecked Sendable {
@@ -57,7 +57,17 @@ final class DecisionCache: @unchecked Sendable {
     private let epochs: UnsafeMutablePointer<Atomic<UInt64>>
     private let shards: [Shard]
 
-    init(generationCapacity: Int = 512) {
+    /// Whether answers are kept at all (`SHEETD_DECISION_CACHE=0` turns the cache off; epochs are
+    /// still kept, they cost nothing).
+    let enabled: Bool
+
+    /// A cache for about `users` users in all (rounded to whole shards); 0 keeps nothing.
+    convenience init(users: Int) {
+        self.init(generationCapacity: max(1, users / (2 * Self.shardCount)), enabled: users > 0)
+    }
+
+    init(generationCapacity: Int = 512, enabled: Bool = true) {
+        self.enabled = enabled
         self.generationCapacity = max(1, generationCapacity)
         shards = (0..<Self.shardCount).map { _ in Shard() }
         epochs = .allocate(capacity: Self.slotCount)
@@ -90,6 +100,7 @@ final class DecisionCache: @unchecked Sendable {
     }
 
     func lookup(userId: String, context: ClientContext, catalogVersion: Int) -> Answer? {
+        guard enabled else { return nil }
         let entry = shard(userId).generations.withLock { g in g.current[userId] ?? g.previous[userId] }
         guard let entry, entry.epoch == epoch(of: userId) else { return nil }
         for item in entry.items where item.catalogVersion == catalogVersion && item.context == context {
@@ -100,7 +111,7 @@ final class DecisionCache: @unchecked Sendable {
 
     /// Remembers `answer`, computed from a state read after `epoch` was loaded.
     func insert(userId: String, context: ClientContext, catalogVersion: Int, epoch: UInt64, answer: Answer) {
-        guard epoch == self.epoch(of: userId) else { return }  // already stale
+        guard enabled, epoch == self.epoch(of: userId) else { return }  // off, or already stale
         let capacity = generationCapacity, perUser = contextsPerUser
         shard(userId).generations.withLock { g in
             var body = answer.body
