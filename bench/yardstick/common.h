@@ -1,5 +1,5 @@
 /* Shared by the two yardsticks: start libmicrohttpd in sheetd's threading mode (internal polling
- * thread + epoll + ITC, a worker pool of N threads, the same limits), print a "listening" line, wait
+ * thread + epoll + ITC + suspend/resume allowed, as sheetd parks event requests; a worker pool of N threads, the same limits), print a "listening" line, wait
  * for SIGTERM/SIGINT, stop. */
 #include <microhttpd.h>
 #include <signal.h>
@@ -18,7 +18,8 @@ static struct MHD_Daemon *ys_start(unsigned port, unsigned threads, MHD_AccessHa
     addr.sin_port = htons((uint16_t)port);
     inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
     struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG, (uint16_t)port,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+        (uint16_t)port,
         NULL, NULL, ah, NULL,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
