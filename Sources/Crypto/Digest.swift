@@ -58,11 +58,25 @@ public func secureRandomBytes(_ count: Int) -> [UInt8] {
 }
 
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0f)]) }
-        return String(decoding: out, as: UTF8.self)
+        encode(Array(bytes))
     }
+
+    /// The concrete form: a generic collection from another module is walked through witness calls
+    /// byte by byte, which made hex-encoding a digest cost as much as hashing 2 KB.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBufferPointer { input in
+            String(unsafeUninitializedCapacity: input.count * 2) { out in
+                var i = 0
+                for b in input {
+                    out[i] = hexDigit(b >> 4)
+                    out[i + 1] = hexDigit(b & 0x0f)
+                    i += 2
+                }
+                return i
+            }
+        }
+    }
+
+    @inline(__always) private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x57 + v }
 }

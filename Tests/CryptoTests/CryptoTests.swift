@@ -14,6 +14,15 @@ struct DigestTests {
         #expect(Hex.encode(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 
+    /// Every byte value encodes as two lowercase digits, from arrays and from other collections alike.
+    @Test func hexEncodesEveryByte() {
+        let all = (0...255).map { UInt8($0) }
+        let expected = all.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        #expect(Hex.encode(all) == expected)
+        #expect(Hex.encode(all[16..<32]) == String(expected.dropFirst(32).prefix(32)))
+        #expect(Hex.encode([UInt8]()) == "")
+    }
+
     /// Constant-time comparison still compares.
     @Test func constantTimeEqualsCompares() {
         #expect(constantTimeEquals([1, 2, 3], [1, 2, 3]))

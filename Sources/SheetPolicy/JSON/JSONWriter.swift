@@ -182,20 +182,20 @@ public struct JSONWriter: Sendable {
 
     private mutating func writeString(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        let utf8 = value.utf8
-        // Fast path: nothing to escape, copy the bytes as they are (scanned in place when the string
-        // is contiguous, as native strings and literals are).
-        let copied = utf8.withContiguousStorageIfAvailable { buffer -> Bool in
-            for byte in buffer where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
-            bytes.append(contentsOf: buffer)
-            return true
-        }
-        if copied == true {
-            // done
-        } else if copied == nil && !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: utf8)
-        } else {
-            for byte in utf8 {
+        // `withUTF8` gives every string one contiguous buffer (small strings from a stack copy), so
+        // the common case, nothing to escape, is one scan and one copy.
+        var value = value
+        value.withUTF8 { buffer in
+            var clean = true
+            for byte in buffer where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                clean = false
+                break
+            }
+            if clean {
+                bytes.append(contentsOf: buffer)
+                return
+            }
+            for byte in buffer {
                 switch byte {
                 case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
                 case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
