@@ -37,6 +37,10 @@ def ratios(scenario, a, b, key="rps"):
         if x and y and y[0][key] > 0: out.append(x[0][key] / y[0][key])
     return out
 
+def db_size(kind, rs):
+    """sheetd's database file plus its WAL right after the measured run (the yardsticks: –)."""
+    return f"{max(r['dbb'] for r in rs) / 1048576:.1f}" if kind.startswith("sheetd") else "–"
+
 out = []
 out.append(f"<!-- bench:{E['R_MODE']}:begin (written by bench/report.py; edit outside the markers) -->")
 mode_title = "Quick run" if E["R_MODE"] == "quick" else "Full run"
@@ -56,8 +60,8 @@ out.append(f"- Data: {int(E['R_USERS']):,} users preloaded in {int(E['R_PRELOAD_
             if E["R_SCALE"] == "1" else ""))
 out.append(f"- Decision body: {E['R_BODY']} bytes on average (the yardsticks answer GETs with a fixed JSON body of that size)")
 out.append("")
-out.append("| scenario | server | runs | req/s median (min–max) | ratio to yardstick (min–max) | p50 ms | p99 ms median (min–max) | CPU µs/req median (min–max) | peak RSS MiB | errors |")
-out.append("|---|---|---|---|---|---|---|---|---|---|")
+out.append("| scenario | server | runs | req/s median (min–max) | ratio to yardstick (min–max) | p50 ms | p99 ms median (min–max) | CPU µs/req median (min–max) | peak RSS MiB | database + WAL after, MiB | errors |")
+out.append("|---|---|---|---|---|---|---|---|---|---|---|")
 for s in order:
     kinds = [k for k in ["http_fixed", "sqlite_upsert", "sheetd", "sheetd-scale", "sheetd-nc", "sheetd-scale-nc"] if pick(s, k)]
     base = kinds[0]
@@ -70,7 +74,8 @@ for s in order:
             ratio = f"{spread(rr, '{:.2f}')}; CPU {med(cr):.2f}×" if rr else "–"
         out.append(f"| {LABEL[s]} | {SERVER[k]} | {len(rs)} | {spread([r['rps'] for r in rs], '{:,.0f}')} | {ratio} | "
                    f"{med([r['p50'] for r in rs]):.2f} | {spread([r['p99'] for r in rs], '{:.2f}')} | "
-                   f"{spread([r['cpu'] for r in rs], '{:.1f}')} | {max(r['hwm'] for r in rs):.1f} | {sum(r['errors'] for r in rs)} |")
+                   f"{spread([r['cpu'] for r in rs], '{:.1f}')} | {max(r['hwm'] for r in rs):.1f} | "
+                   f"{db_size(k, rs)} | {sum(r['errors'] for r in rs)} |")
 out.append("")
 
 # Targets
