@@ -56,6 +56,8 @@ public final class Connection {
     public let path: String
     public let flags: OpenFlags
     private var statementCache: [String: Statement] = [:]
+    /// As set at open (`Options.busyTimeoutMilliseconds`); `checkpoint` may lower it for one call.
+    private var busyTimeoutMilliseconds = 0
     /// Set by `trackWALSize`: the WAL hook writes the frame count here after each commit.
     private var walSize: WALSize?
 
@@ -76,6 +78,7 @@ public final class Connection {
         do throws(SQLiteError) {
             try check(sqlite3_extended_result_codes(db, 1), db, sql: nil)
             try check(sqlite3_busy_timeout(db, Int32(clamping: options.busyTimeoutMilliseconds)), db, sql: nil)
+            busyTimeoutMilliseconds = options.busyTimeoutMilliseconds
             if options.walJournal {
                 let mode = try pragmaString("PRAGMA journal_mode = WAL")
                 // An in-memory database answers "memory"; a file that cannot become WAL is an error.
@@ -314,10 +317,14 @@ extension Connection {
     /// Frames in the WAL after this connection's last commit (0 before any, or untracked).
     public var walFrames: Int { walSize?.frames ?? 0 }
 
-    /// Checkpoints the main database.
+    /// Checkpoints the main database. `busyTimeoutMilliseconds` bounds, for this call only, how long
+    /// a `.restart`/`.truncate` waits for readers (and another checkpoint); past it the call throws
+    /// `.busy` with the frames copied so far kept.
     @discardableResult
-    public func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> CheckpointResult {
+    public func checkpoint(_ mode: CheckpointMode, busyTimeoutMilliseconds timeout: Int? = nil) throws(SQLiteError) -> CheckpointResult {
         let db = try openHandle()
+        if let timeout { sqlite3_busy_timeout(db, Int32(clamping: timeout)) }
+        defer { if timeout != nil { sqlite3_busy_timeout(db, Int32(clamping: busyTimeoutMilliseconds)) } }
         var log: Int32 = 0
         var copied: Int32 = 0
         try check(sqlite3_wal_checkpoint_v2(db, nil, mode.code, &log, &copied), db, sql: "wal_checkpoint")

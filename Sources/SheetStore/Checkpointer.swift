@@ -34,6 +34,10 @@ final class Checkpointer: Sendable {
             foreignKeys: options.foreignKeys)
     }
 
+    /// No checkpoint scheduled or running. Only the writer requests checkpoints, so when the writer
+    /// sees this it stays true until the writer requests again.
+    var isIdle: Bool { state.withLock { !$0.scheduled } }
+
     /// Passive checkpoints run so far.
     var completed: Int { state.withLock { $0.completed } }
 

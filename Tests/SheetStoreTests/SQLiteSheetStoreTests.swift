@@ -290,6 +290,56 @@ let sampleState = UserState(
         }
     }
 
+    /// Under sustained writes the WAL still starts over: background checkpoints cannot catch the last
+    /// frames while commits keep coming, so the writer checkpoints itself past
+    /// `blockingCheckpointFrames`; without that the WAL of this test would grow to about 90 MiB.
+    @Test func walStartsOverUnderSustainedWrites() throws {
+        try withStore { store, dir throws in
+            let users = (0..<20_000).map { "user-\($0)" }.shuffled()
+            let done = DispatchGroup()
+            for round in 0..<2 {
+                for user in users {
+                    done.enter()
+                    store.submit(userId: user, eventId: nil, { state in
+                        state.containers[Self.key] = ContainerCount(count: round + 1)
+                        return []
+                    }) { _ in done.leave() }
+                }
+            }
+            #expect(done.wait(timeout: .now() + 120) == .success)
+            let stats = store.writeStatistics
+            #expect(stats.updates == 40_000)
+            #expect(stats.walRestarts >= 1)
+            let wal = (try? FileManager.default.attributesOfItem(atPath: dir.file() + "-wal")[.size] as? Int) ?? 0
+            #expect(wal < 24 << 20, "WAL \(wal) bytes")
+            #expect(try store.userState(userId: users[123]).count(for: Self.key) == 2)
+            print("sustained writes: \(stats.commits) commits, \(stats.checkpoints) background checkpoints, \(stats.walRestarts) restarts, WAL \(wal / 1024) KiB")
+        }
+    }
+
+    /// A reader holding an old snapshot keeps the WAL from starting over, but never stalls the writer
+    /// for the busy timeout: the writer's checkpoint gives up after a few milliseconds and writes go on.
+    @Test func longReaderDoesNotStallWrites() throws {
+        try withStore { store, dir throws in
+            _ = try store.update(userId: "seed", eventId: nil) { state in state.containers[Self.key] = ContainerCount(count: 1); return [] }
+            let reader = try Connection(path: dir.file(), flags: [.readOnly], options: .init(walJournal: false))
+            try reader.execute("BEGIN")
+            _ = try reader.scalar("SELECT count(*) FROM container_counts")
+            var slowest = Duration.zero
+            for i in 0..<12_000 {
+                let start = ContinuousClock.now
+                _ = try store.update(userId: "user-\(i % 3000)", eventId: nil) { state in
+                    state.containers[Self.key] = ContainerCount(count: i)
+                    return []
+                }
+                slowest = max(slowest, ContinuousClock.now - start)
+            }
+            try reader.execute("COMMIT")
+            #expect(slowest < .seconds(2), "slowest update took \(slowest) (busy timeout 5 s)")
+            #expect(store.writeStatistics.walRestarts == 0, "no restart while the reader holds its snapshot")
+        }
+    }
+
     /// In a shared batch a failing body rolls back only its own update.
     @Test func failingBodiesDoNotAffectOthers() throws {
         try withStore { store, _ throws in

@@ -26,6 +26,8 @@ extension SheetService {
                           "Write transactions committed for user events (group commit: one carries many).", "\(writes.commits)")
             + Self.family("sheetd_store_largest_batch", "gauge", "The most user events one transaction carried.", "\(writes.largestBatch)")
             + Self.family("sheetd_store_checkpoints_total", "counter", "Background WAL checkpoints.", "\(writes.checkpoints)")
+            + Self.family("sheetd_store_wal_restarts_total", "counter",
+                          "Checkpoints by the writer that let the WAL start over.", "\(writes.walRestarts)")
             + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalog.sheets.count)")
             + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(Self.version)\"}")
     }
