@@ -120,8 +120,6 @@ final class ParkedRequests: Sendable {
         _ = registry.withLock { $0.promises.removeValue(forKey: ObjectIdentifier(promise)) }
     }
 
-    var count: Int { registry.withLock { $0.promises.count } }
-
     /// Shutdown: settles every parked request with a 503 and refuses to park any more. The work behind
     /// them may still finish, but its answer is no longer delivered. Returns how many were settled.
     @discardableResult

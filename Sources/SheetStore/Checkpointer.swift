@@ -56,14 +56,7 @@ final class Checkpointer: Sendable {
     private func run() {
         connection.withLock { current in
             do {
-                let db: Connection
-                if let open = current {
-                    db = open
-                } else {
-                    db = try Connection(path: path, flags: [.readWrite, .noMutex], options: options)
-                    current = db
-                }
-                try db.checkpoint(.passive)
+                try current.opened(path: path, flags: [.readWrite, .noMutex], options: options).checkpoint(.passive)
             } catch {
                 // A storage fault: the writer sees it too (and reports it); reopen next time. The WAL
                 // only grows meanwhile, bounded by the writer's own blocking checkpoint.

@@ -516,11 +516,9 @@ struct Writer {
     init(connection: Connection) { current = connection }
 
     mutating func connection(path: String, options: Connection.Options) throws(SQLiteError) -> Connection {
-        if let current { return current }
-        let db = try Connection(path: path, flags: [.readWrite, .create, .noMutex], options: options)
-        try db.trackWALSize()
-        current = db
-        return db
+        try current.opened(path: path, flags: [.readWrite, .create, .noMutex], options: options) { db throws(SQLiteError) in
+            try db.trackWALSize()
+        }
     }
 
     /// Deletes event ids older than the retention, at most 1000 per call (bounded time under the lock).
@@ -580,14 +578,7 @@ final class ReaderSlot: Sendable {
         try connection.withLock { current throws(StoreError) -> T in
             if closed.load(ordering: .relaxed) { throw .unavailable("the store is closed") }
             do {
-                let db: Connection
-                if let open = current {
-                    db = open
-                } else {
-                    db = try Connection(path: path, flags: [.readOnly, .noMutex], options: options)
-                    current = db
-                }
-                return try body(db)
+                return try body(try current.opened(path: path, flags: [.readOnly, .noMutex], options: options))
             } catch let error as SQLiteError {
                 // A reader that hit an I/O or open error is reopened next time.
                 if error.isTransient, error.code != .busy, error.code != .locked {
@@ -621,6 +612,21 @@ struct WeakSlot: Sendable {
 }
 
 // MARK: - Helpers
+
+extension Optional where Wrapped == Connection {
+    /// The connection held here, or a new one to `path` (set up by `prepare`) that is kept here from
+    /// now on. A connection dropped after a fault (`nil`) is reopened this way on next use.
+    mutating func opened(
+        path: String, flags: OpenFlags, options: Connection.Options,
+        prepare: (Connection) throws(SQLiteError) -> Void = { _ in }
+    ) throws(SQLiteError) -> Connection {
+        if let self { return self }
+        let db = try Connection(path: path, flags: flags, options: options)
+        try prepare(db)
+        self = db
+        return db
+    }
+}
 
 func currentUnixTime() -> Int64 { Int64(time(nil)) }
 

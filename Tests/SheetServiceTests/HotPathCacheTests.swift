@@ -79,12 +79,12 @@ enum ClientContextForTests {
 /// Member type hints only make parsing cheaper: with or without them, and whatever the hint says,
 /// every body parses to the same nodes and fails the same way.
 @Suite struct JSONHintTests {
-    static let allHints: [[String: JSONNode.Kind]] = [
-        [:],
-        ["a": .integer, "b": .integer, "c": .integer],
-        ["a": .string, "b": .string, "c": .string],
-        ["a": .number, "b": .number, "c": .number],
-        ["a": .bool, "b": .bool, "c": .bool],
+    static let allHints: [JSONNode.Hints] = [
+        .none,
+        JSONNode.Hints(["a": .integer, "b": .integer, "c": .integer]),
+        JSONNode.Hints(["a": .string, "b": .string, "c": .string]),
+        JSONNode.Hints(["a": .number, "b": .number, "c": .number]),
+        JSONNode.Hints(["a": .bool, "b": .bool, "c": .bool]),
         BodyHints.count, BodyHints.contentHeight,
     ]
 
@@ -100,7 +100,7 @@ enum ClientContextForTests {
         let bytes = Array(body.utf8)
         let reference = try #require(try JSONNode.parse(bytes).objectMembers)
         for hints in Self.allHints {
-            #expect(try JSONValue.parseObject(bytes, hints: hints) == reference, "hints \(hints)")
+            #expect(try JSONValue.parseObject(bytes, hints: hints) == reference, "hints \(hints.kinds)")
         }
     }
 
@@ -115,7 +115,7 @@ enum ClientContextForTests {
     @Test(arguments: ["[1]", "1", "null", "\"x\"", "{", #"{"a":1,}"#, #"{"a":01}"#, #"{"a":1}x"#, "{\"a\":\"\u{1}\"}"])
     func nonObjectsAndBadJSONFailAlike(_ body: String) {
         let plain = Result { try JSONValue.parseObject(Array(body.utf8)) }
-        let hinted = Result { try JSONValue.parseObject(Array(body.utf8), hints: ["a": .integer]) }
+        let hinted = Result { try JSONValue.parseObject(Array(body.utf8), hints: JSONNode.Hints(["a": .integer])) }
         switch (plain, hinted) {
         case (.failure(let a as Problem), .failure(let b as Problem)):
             #expect(a.detail == b.detail)

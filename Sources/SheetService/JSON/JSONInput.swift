@@ -4,7 +4,7 @@ import MicroHTTP
 enum JSONValue {
     /// Parses a request body into an object, or a 400 problem that says what is wrong with it.
     /// `hints` name the types the caller expects of top-level members (only a speed-up, see `JSONNode`).
-    static func parseObject(_ body: [UInt8], hints: [String: JSONNode.Kind] = [:]) throws(Problem) -> [String: JSONNode] {
+    static func parseObject(_ body: [UInt8], hints: JSONNode.Hints = .none) throws(Problem) -> [String: JSONNode] {
         guard !body.isEmpty else { throw Problems.badRequest("the request body is empty; a JSON object is expected") }
         guard String(validating: body, as: UTF8.self) != nil else {
             throw Problems.badRequest("the request body is not valid UTF-8")

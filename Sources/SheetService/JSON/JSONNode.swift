@@ -4,7 +4,8 @@ import FoundationEssentials
 /// limit); this type only names what it found, so validation can say exactly what is wrong.
 ///
 /// The decoder offers no way to ask a value's type: each wrong guess is a thrown `DecodingError`
-/// whose message is formatted, which made guessing most of the cost of parsing a small body. So the
+/// whose message is formatted (measured alone: a two-string body took 18 µs with the old guessing
+/// order, 8 µs with strings first). So the
 /// guesses go in order of likelihood (strings and integers first), and a caller that knows its
 /// members' types passes them as `Kind` hints, which are tried first: a well-formed request body
 /// parses without a single thrown error. Hints never change the result, only its cost.
@@ -19,9 +20,17 @@ enum JSONNode: Decodable, Sendable, Equatable {
     case array([JSONNode])
     case object([String: JSONNode])
 
-    /// The type a member is expected to have (a hint for `parse`).
+    /// The type a member is expected to have (a hint for `parseObject`).
     enum Kind: Sendable {
         case string, integer, number, bool
+    }
+
+    /// The expected member types of one kind of body. Made once (a `static let`): a thread's decoder
+    /// keeps the set it used last, so the hot path does not build the decoder's `userInfo` per request.
+    final class Hints: Sendable {
+        let kinds: [String: Kind]
+        init(_ kinds: [String: Kind]) { self.kinds = kinds }
+        static let none = Hints([:])
     }
 
     init(from decoder: any Decoder) throws {
@@ -77,15 +86,18 @@ enum JSONNode: Decodable, Sendable, Equatable {
 
     /// Parses one JSON document; throws on anything that is not JSON.
     static func parse(_ bytes: [UInt8]) throws -> JSONNode {
-        try decoder.value.decode(JSONNode.self, from: Data(bytes))
+        try decoders.value.decoder.decode(JSONNode.self, from: Data(bytes))
     }
 
     /// Parses one JSON document that should be an object, trying `hints` first for its top-level
     /// members. Nil when the document is JSON but not an object.
-    static func parseObject(_ bytes: [UInt8], hints: [String: Kind]) throws -> [String: JSONNode]? {
-        let decoder = decoder.value
-        decoder.userInfo = [TopLevelObject.hintsKey: hints]
-        return try decoder.decode(TopLevelObject.self, from: Data(bytes)).members
+    static func parseObject(_ bytes: [UInt8], hints: Hints) throws -> [String: JSONNode]? {
+        let slot = decoders.value
+        if slot.hints !== hints {
+            slot.decoder.userInfo = [TopLevelObject.hintsKey: hints]
+            slot.hints = hints
+        }
+        return try slot.decoder.decode(TopLevelObject.self, from: Data(bytes)).members
     }
 
     /// A top-level value that is read with the member hints from the decoder's `userInfo`.
@@ -98,7 +110,7 @@ enum JSONNode: Decodable, Sendable, Equatable {
             if value.decodeNil() {
                 members = nil
             } else if let object = try? decoder.container(keyedBy: MemberName.self) {
-                members = try JSONNode.members(of: object, hints: decoder.userInfo[Self.hintsKey] as? [String: Kind])
+                members = try JSONNode.members(of: object, hints: (decoder.userInfo[Self.hintsKey] as? Hints)?.kinds)
             } else {
                 _ = try JSONNode(from: decoder)  // any other JSON value: not an object, but valid
                 members = nil
@@ -106,8 +118,14 @@ enum JSONNode: Decodable, Sendable, Equatable {
         }
     }
 
-    /// One decoder per thread: making one costs about as much as parsing a small body.
-    private static let decoder = ThreadLocal { JSONDecoder() }
+    /// One decoder per thread (making one costs about as much as parsing a small body), with the
+    /// hints its `userInfo` holds. Only its own thread touches it.
+    private final class ThreadDecoder {
+        let decoder = JSONDecoder()
+        var hints: Hints?
+    }
+
+    private static let decoders = ThreadLocal { ThreadDecoder() }
 
     var objectMembers: [String: JSONNode]? {
         if case .object(let members) = self { return members }

@@ -5,12 +5,10 @@ import Synchronization
 
 /// The member types of each event body, for the JSON parser's fast path.
 enum BodyHints {
-    static let count: [String: JSONNode.Kind] = ["count": .integer, "seq": .integer, "filter": .string, "eventId": .string]
-    static let dismissal: [String: JSONNode.Kind] = ["sheetId": .string, "method": .string, "eventId": .string]
-    static let presentation: [String: JSONNode.Kind] = [
-        "sheetId": .string, "mode": .string, "parentSheetId": .string, "eventId": .string,
-    ]
-    static let contentHeight: [String: JSONNode.Kind] = ["height": .number, "platform": .string, "eventId": .string]
+    static let count = JSONNode.Hints(["count": .integer, "seq": .integer, "filter": .string, "eventId": .string])
+    static let dismissal = JSONNode.Hints(["sheetId": .string, "method": .string, "eventId": .string])
+    static let presentation = JSONNode.Hints(["sheetId": .string, "mode": .string, "parentSheetId": .string, "eventId": .string])
+    static let contentHeight = JSONNode.Hints(["height": .number, "platform": .string, "eventId": .string])
 }
 
 /// Facts a client reports for one user: each one transaction, replayed by event id.

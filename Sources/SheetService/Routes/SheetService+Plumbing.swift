@@ -34,7 +34,7 @@ extension SheetService {
         return value
     }
 
-    func jsonBody(_ request: HTTPRequest, hints: [String: JSONNode.Kind] = [:]) throws(Problem) -> [String: JSONNode] {
+    func jsonBody(_ request: HTTPRequest, hints: JSONNode.Hints = .none) throws(Problem) -> [String: JSONNode] {
         guard let type = request.header("Content-Type"), MediaType.isJSON(type) else { throw Problems.unsupportedMediaType }
         return try JSONValue.parseObject(request.body, hints: hints)
     }
