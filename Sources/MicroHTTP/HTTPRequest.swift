@@ -1,11 +1,20 @@
 internal import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One request, as a handler sees it. Valid only during the handler call: header and query lookups
 /// read the MHD connection, and return nil once the handler has returned. Do not keep it.
 public final class HTTPRequest {
     public let method: HTTPMethod
-    /// The raw path without the query, exactly as received (not percent-decoded).
-    public let path: String
+    /// The raw path without the query, exactly as received (not percent-decoded). Built on first use
+    /// (most handlers only need their path parameters).
+    public var path: String {
+        if let path = pathString { return path }
+        let made = rawPath.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        pathString = made
+        return made
+    }
     /// The matched route template, e.g. `/v1/sheets/{sheetId}`.
     public let routeTemplate: String
     /// The request id echoed in `X-Request-Id` and the access log.
@@ -22,17 +31,20 @@ public final class HTTPRequest {
     }
 
     private let source: Source
+    /// The path: a String already (detached), or MHD's bytes (valid during the handler call).
+    private var pathString: String?
+    private let rawPath: UnsafeBufferPointer<UInt8>?
     private let parameterNames: [String]
     private let parameterValues: [String]
-    private var queryItems: [(name: String, value: String)]?
     /// Cleared by the server when the handler returns; guards the borrowed connection.
     var isValid = true
 
-    init(source: Source, method: HTTPMethod, path: String, routeTemplate: String, requestId: String,
-         body: [UInt8], parameterNames: [String], parameterValues: [String]) {
+    init(source: Source, method: HTTPMethod, path: String?, rawPath: UnsafeBufferPointer<UInt8>? = nil,
+         routeTemplate: String, requestId: String, body: [UInt8], parameterNames: [String], parameterValues: [String]) {
         self.source = source
         self.method = method
-        self.path = path
+        self.pathString = path
+        self.rawPath = rawPath
         self.routeTemplate = routeTemplate
         self.requestId = requestId
         self.body = body
@@ -68,44 +80,77 @@ public final class HTTPRequest {
         }
     }
 
+    /// Calls `body` with the raw bytes of the first value of a request header (nil when absent or after
+    /// the handler returned), without copying them; the name is case-insensitive. For hot paths that
+    /// would otherwise build a String only to look at its bytes. (Not generic: a generic function
+    /// called across modules pays a metadata lookup per call.)
+    public func withHeaderBytes(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> Void) {
+        guard isValid else { return body(nil) }
+        switch source {
+        case .connection(let connection):
+            let v = name.withCString { MHD_lookup_connection_value(connection, .HEADER_KIND, $0) }
+            guard let v else { return body(nil) }
+            body(UnsafeBufferPointer(start: UnsafeRawPointer(v).assumingMemoryBound(to: UInt8.self), count: strlen(v)))
+        case .detached(let headers, _):
+            guard var value = headers.first(where: { asciiCaseInsensitiveEquals($0.0, name) })?.1 else { return body(nil) }
+            value.withUTF8 { body($0) }
+        }
+    }
+
+    /// Calls `body` with every query argument in the order given (duplicates included): its decoded
+    /// name and value bytes (`+` is a space, `%XX` a byte; a name without `=` has an empty value),
+    /// valid only during that call. Builds no Strings, for hot paths.
+    public func forEachQueryItem(_ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Void) {
+        guard isValid else { return }
+        switch source {
+        case .connection(let connection):
+            withoutActuallyEscaping(body) { visit in
+                var visitor = QueryVisitor(visit: visit)
+                withUnsafeMutablePointer(to: &visitor) { p in
+                    _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryVisitorIterator, UnsafeMutableRawPointer(p))
+                }
+            }
+        case .detached(_, let query):
+            for var (name, value) in query {
+                name.withUTF8 { n in value.withUTF8 { v in body(n, v) } }
+            }
+        }
+    }
+
     /// The first value of a query parameter, decoded (`+` is a space); "" when given without `=`,
     /// nil when absent. Names match exactly (case-sensitive).
     public func query(_ name: String) -> String? {
-        loadQuery().first { $0.name == name }?.value
+        var found: String?
+        let wanted = Array(name.utf8)
+        forEachQueryItem { n, v in
+            if found == nil && n.elementsEqual(wanted) { found = String(decoding: v, as: UTF8.self) }
+        }
+        return found
     }
 
     /// Every query parameter name in the order given, duplicates included (for unknown-parameter checks).
     public func queryNames() -> [String] {
-        loadQuery().map(\.name)
-    }
-
-    private func loadQuery() -> [(name: String, value: String)] {
-        if let q = queryItems { return q }
-        var items: [(name: String, value: String)] = []
-        items.reserveCapacity(4)
-        if isValid {
-            switch source {
-            case .connection(let connection):
-                withUnsafeMutablePointer(to: &items) { p in
-                    _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryIterator, UnsafeMutableRawPointer(p))
-                }
-            case .detached(_, let query):
-                items = query
-            }
-        }
-        queryItems = items
-        return items
+        var names: [String] = []
+        forEachQueryItem { n, _ in names.append(String(decoding: n, as: UTF8.self)) }
+        return names
     }
 }
 
 @available(*, unavailable, message: "HTTPRequest is confined to the handler call on one MHD worker thread")
 extension HTTPRequest: Sendable {}
 
-/// Collects query arguments (raw: the daemon's unescape callback is the identity) into the array `cls`
-/// points to.
-private let queryIterator: MHD_KeyValueIterator = { cls, _, key, value in
+/// What `queryVisitorIterator` gets as `cls`.
+private struct QueryVisitor {
+    let visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
+}
+
+/// Decodes each raw query argument on the fly and hands it to the `QueryVisitor` that `cls` points to.
+private let queryVisitorIterator: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return .YES }
-    let items = cls.assumingMemoryBound(to: [(name: String, value: String)].self)
-    items.pointee.append((name: decodeQueryComponent(key), value: value.map(decodeQueryComponent) ?? ""))
+    let visitor = cls.assumingMemoryBound(to: QueryVisitor.self)
+    withDecodedQueryComponent(cString: key) { name in
+        guard let value else { return visitor.pointee.visit(name, UnsafeBufferPointer(start: nil, count: 0)) }
+        withDecodedQueryComponent(cString: value) { v in visitor.pointee.visit(name, v) }
+    }
     return .YES
 }

@@ -274,7 +274,10 @@ func decodePathSegment(_ p: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Stri
     var hasEscape = false
     for i in r where p[i] == UInt8(ascii: "%") { hasEscape = true; break }
     if !hasEscape {
-        return String(validating: UnsafeBufferPointer(rebasing: p[r]), as: UTF8.self)
+        let segment = UnsafeBufferPointer(rebasing: p[r])
+        // ASCII needs no validation (and `String(validating:)` is generic, with a metadata lookup per call).
+        if segment.allSatisfy({ $0 < 0x80 }) { return String(decoding: segment, as: UTF8.self) }
+        return String(validating: segment, as: UTF8.self)
     }
     var out: [UInt8] = []
     out.reserveCapacity(r.count)
@@ -296,29 +299,42 @@ func decodePathSegment(_ p: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Stri
 /// Decodes a query name or value: `+` is a space, `%XX` a byte; malformed escapes are kept literally
 /// and invalid UTF-8 is repaired with U+FFFD.
 func decodeQueryComponent(_ p: UnsafePointer<CChar>) -> String {
-    let raw = UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self)
-    return decodeQueryComponent(UnsafeBufferPointer(start: raw, count: strlen(p)))
+    withDecodedQueryComponent(cString: p) { String(decoding: $0, as: UTF8.self) }
 }
 
 /// The same for a byte buffer.
 func decodeQueryComponent(_ buf: UnsafeBufferPointer<UInt8>) -> String {
+    withDecodedQueryComponent(buf) { String(decoding: $0, as: UTF8.self) }
+}
+
+/// Calls `body` with the decoded bytes of a NUL-terminated query component.
+func withDecodedQueryComponent<R>(cString p: UnsafePointer<CChar>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    let raw = UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self)
+    return withDecodedQueryComponent(UnsafeBufferPointer(start: raw, count: strlen(p)), body)
+}
+
+/// Calls `body` with the decoded bytes of a query component (`+` is a space, `%XX` a byte, malformed
+/// escapes kept literally): the input itself when there is nothing to decode, else a temporary copy.
+/// The bytes are not UTF-8-checked; `String(decoding:as:)` repairs them.
+func withDecodedQueryComponent<R>(_ buf: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
     let n = buf.count
-    if !buf.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return String(decoding: buf, as: UTF8.self) }
-    var out: [UInt8] = []
-    out.reserveCapacity(n)
-    var i = 0
-    while i < n {
-        let b = buf[i]
-        if b == UInt8(ascii: "+") {
-            out.append(UInt8(ascii: " "))
-            i += 1
-        } else if b == UInt8(ascii: "%"), i + 2 < n, let h = hexValue(buf[i + 1]), let l = hexValue(buf[i + 2]) {
-            out.append(h << 4 | l)
-            i += 3
-        } else {
-            out.append(b)
-            i += 1
+    if !buf.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return body(buf) }
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n) { out in
+        var i = 0, o = 0
+        while i < n {
+            let b = buf[i]
+            if b == UInt8(ascii: "+") {
+                out[o] = UInt8(ascii: " ")
+                i += 1
+            } else if b == UInt8(ascii: "%"), i + 2 < n, let h = hexValue(buf[i + 1]), let l = hexValue(buf[i + 2]) {
+                out[o] = h << 4 | l
+                i += 3
+            } else {
+                out[o] = b
+                i += 1
+            }
+            o += 1
         }
+        return body(UnsafeBufferPointer(rebasing: out[..<o]))
     }
-    return String(decoding: out, as: UTF8.self)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import MicroHTTP
 
@@ -269,7 +270,39 @@ import Testing
             let r = try fetch(server.port, "GET", "/v1/query?a=x+y%21&b&c=1&a=2")
             #expect(r.text == "a=x y!|b=|z=<nil>|names=a,b,c,a")
             let h = try fetch(server.port, "GET", "/v1/headers", headers: [("X-Custom-Thing", "v1")])
-            #expect(h.text == "v1")
+            #expect(h.text == "v1|v1")
+            #expect(try fetch(server.port, "GET", "/v1/headers").text == "<nil>|<nil>")
+        }
+    }
+
+    /// The byte-level query walk decodes like `query(_:)`: `+`, `%XX`, malformed escapes kept, a name
+    /// without `=` has an empty value, and bytes are passed as they are (no UTF-8 repair); `path` is raw.
+    @Test func rawQueryItemsAreDecodedBytes() throws {
+        try withServer { (server, _) throws in
+            let r = try fetch(server.port, "GET", "/v1/query/raw?a=x+y&b&c=%41%zz&%E9=1&a=%00")
+            #expect(r.text == "/v1/query/raw|a=78 20 79|b=|c=41 25 7a 7a|\u{FFFD}=31|a=0")
+        }
+    }
+
+    /// Bodies from 512 bytes on are sent from the shared array itself, not a copy: many concurrent
+    /// responses over the same arrays arrive intact, on every size around the threshold.
+    @Test func sharedBodiesArriveIntact() throws {
+        try withServer { (server, _) throws in
+            let sizes = [0, 1, 511, 512, 513, 1906, 65_536, 300_000]
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 16) { t in
+                do {
+                    let c = try RawConnection(port: server.port)
+                    for i in 0..<24 {
+                        let n = sizes[(t + i) % sizes.count]
+                        let r = try c.request("GET", "/v1/big/\(n)")
+                        if r.status != 200 || r.body != bigBody(n) { failures.withLock { $0.append("size \(n): \(r.status), \(r.body.count) bytes") } }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [])
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import MicroHTTP
 
 struct PlainError: Error {}
@@ -31,8 +32,24 @@ func makeTestRouter() -> Router {
         let z = req.query("z") ?? "<nil>"
         return .text(200, "a=\(a)|b=\(b)|z=\(z)|names=\(names)", contentType: "text/plain")
     }
+    router.add(.GET, "/v1/query/raw") { req in
+        // Every item as decoded bytes, shown as "name=value" (value bytes in hex) plus the raw path.
+        var items: [String] = []
+        req.forEachQueryItem { n, v in
+            items.append(String(decoding: n, as: UTF8.self) + "=" + v.map { String($0, radix: 16) }.joined(separator: " "))
+        }
+        return .text(200, req.path + "|" + items.joined(separator: "|"), contentType: "text/plain")
+    }
     router.add(.GET, "/v1/headers") { req in
-        .text(200, req.header("x-custom-thing") ?? "<nil>", contentType: "text/plain")
+        var bytes: [UInt8]?
+        req.withHeaderBytes("X-CUSTOM-THING") { bytes = $0.map(Array.init) }
+        let viaBytes = bytes.map { String(decoding: $0, as: UTF8.self) } ?? "<nil>"
+        return .text(200, (req.header("x-custom-thing") ?? "<nil>") + "|" + viaBytes, contentType: "text/plain")
+    }
+    router.add(.GET, "/v1/big/{n}") { req in
+        // A body of n bytes (the shared, zero-copy path from 512 bytes on), same for every request.
+        let n = Int(req.pathParameter("n")!) ?? 0
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: bigBody(n))
     }
     router.add(.GET, "/v1/slow") { _ in
         usleep(400_000)
@@ -41,6 +58,17 @@ func makeTestRouter() -> Router {
     router.add(.GET, "/") { _ in .text(200, "root", contentType: "text/plain") }
     return router
 }
+
+/// Deterministic test bodies, one array per size shared by every response (as decision answers are).
+func bigBody(_ n: Int) -> [UInt8] {
+    bigBodies.withLock { cache in
+        if let b = cache[n] { return b }
+        let b = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+        cache[n] = b
+        return b
+    }
+}
+private let bigBodies = Mutex<[Int: [UInt8]]>([:])
 
 /// A started server on port 0 with the test routes; the caller stops it.
 func startTestServer(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },

@@ -8,7 +8,7 @@ import Testing
     @Test func routesAreEnumerable() {
         let router = makeTestRouter()
         let routes = router.routes
-        #expect(routes.count == 12)
+        #expect(routes.count == 14)
         #expect(routes[0].method == .GET && routes[0].template == "/healthz")
         #expect(routes.contains { $0.method == .DELETE && $0.template == "/v1/users/{userId}/containers/{containerId}/count" })
     }
@@ -208,7 +208,7 @@ import Testing
         #expect(router.respond(.GET, "/v1/invalid").status == 422)
         #expect(router.respond(.GET, "/v1/users/a%2Fb/profile").status == 400)
         #expect(router.respond(.GET, "/v1/query?a=x+y%21&b&c=1&a=2").text == "a=x y!|b=|z=<nil>|names=a,b,c,a")
-        #expect(router.respond(.GET, "/v1/headers", headers: [("x-CUSTOM-thing", "h")]).text == "h")
+        #expect(router.respond(.GET, "/v1/headers", headers: [("x-CUSTOM-thing", "h")]).text == "h|h")
         #expect(router.respond(.POST, "/v1/echo", body: [1, 2, 3]).body == [1, 2, 3])
         #expect(router.respond(.GET, "/healthz", headers: [("X-Request-Id", "given-1")]).header("X-Request-Id") == "given-1")
     }

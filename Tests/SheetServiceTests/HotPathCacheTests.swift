@@ -34,6 +34,77 @@ import Testing
         #expect(throws: TokenError.badSignature) { try verifier.principal(authorization: "Bearer \(token)", now: 1_800_000_000) }
     }
 
+    /// The hot path reads the Authorization header's bytes: every shape of header gets the same
+    /// outcome as through the String path, before and after the token is cached, and after expiry.
+    @Test func headerBytesAndStringsAgree() throws {
+        let now: Int64 = 1_800_000_000
+        let verifier = TokenVerifier(jwtSecret: "bytes-secret", adminToken: "bytes-admin", clockSkewSeconds: 60)
+        let token = verifier.issueUserToken(sub: "carol", now: now, ttl: 100)
+        let forged = TokenVerifier(jwtSecret: "another-secret", adminToken: "x").issueUserToken(sub: "carol", now: now, ttl: 100)
+        let values = ["Bearer \(token)", "bearer \(token)", "BEARER \(token)", "Bearer  \(token) ", "Bearer \(token)x",
+                      "Bearer \(token.dropLast())", "Bearer \(forged)", "Basic abc", "", "Bearer ", "Bearer bytes-admin",
+                      "Bearer\t\(token)", "Bearer \u{e9}\(token)"]
+        for t in [now, now, now + 161] {
+            for v in values {
+                let viaString = Result { () throws(TokenError) in try verifier.principal(authorization: v, now: t) }
+                var copy = v
+                let viaBytes = copy.withUTF8 { b in Result { () throws(TokenError) in try verifier.principal(authorizationBytes: b, now: t) } }
+                #expect(viaString == viaBytes, "\(v.prefix(12)) at \(t - now)")
+            }
+        }
+        #expect(try verifier.principal(authorization: "Bearer \(token)", now: now) == .user("carol"))
+        #expect(throws: TokenError.missing) { try verifier.principal(authorizationBytes: nil, now: now) }
+    }
+
+    /// Token keys: a borrowed key (request bytes) equals the stored copy; fingerprints are defined
+    /// for any length and differ with the signature's bytes.
+    @Test func tokenKeysCompareBytes() {
+        let a = Array("header.payload.signature-abcdefghijklmnop".utf8)
+        var b = a
+        b[b.count - 5] ^= 1
+        a.withUnsafeBufferPointer { pa in
+            b.withUnsafeBufferPointer { pb in
+                let borrowed = TokenKey(borrowing: pa)
+                #expect(borrowed == TokenKey(copying: pa, fingerprint: TokenKey.fingerprint(pa)))
+                #expect(borrowed.hashValue == TokenKey(copying: pa, fingerprint: TokenKey.fingerprint(pa)).hashValue)
+                #expect(borrowed != TokenKey(borrowing: pb))
+                #expect(TokenKey.fingerprint(pa) != TokenKey.fingerprint(pb))
+            }
+        }
+        for n in 0..<3 {
+            let short = [UInt8](repeating: 0x41, count: n)
+            short.withUnsafeBufferPointer { p in #expect(TokenKey(borrowing: p) == TokenKey(copying: p, fingerprint: TokenKey.fingerprint(p))) }
+        }
+    }
+
+    /// Users whose decisions are the same bytes share one answer; a user keeps at most
+    /// `contextsPerUser` contexts, the most recent ones.
+    @Test func decisionCacheSharesAnswersAndBoundsContexts() {
+        let cache = DecisionCache()
+        let home = ClientContextForTests.home
+        // Answers are interned per shard: pick a second user in the first one's shard.
+        let shard = { (u: String) in (u.hashValue >> 16) & (DecisionCache.shardCount - 1) }
+        let second = (0..<10_000).lazy.map { "b\($0)" }.first { shard($0) == shard("a") }!
+        for u in ["a", second] {
+            cache.insert(userId: u, context: home, catalogVersion: 0, epoch: cache.epoch(of: u),
+                         answer: .init(body: [7, 7], etag: "\"same\""))
+        }
+        let a = cache.lookup(userId: "a", context: home, catalogVersion: 0)
+        #expect(a != nil && a === cache.lookup(userId: second, context: home, catalogVersion: 0))
+        let screens = (0..<6).map { "screen\($0)" }
+        for (i, screen) in screens.enumerated() {
+            cache.insert(userId: "c", context: ClientContext(screen: screen, tab: nil, platform: .android), catalogVersion: 0,
+                         epoch: cache.epoch(of: "c"), answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
+        }
+        let held = screens.map { cache.lookup(userId: "c", context: ClientContext(screen: $0, tab: nil, platform: .android), catalogVersion: 0)?.body }
+        #expect(held == [nil, nil, [2], [3], [4], [5]])
+        // Computing an already held context again replaces it and keeps the others.
+        cache.insert(userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0,
+                     epoch: cache.epoch(of: "c"), answer: .init(body: [9], etag: "\"9\""))
+        #expect(cache.lookup(userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0)?.body == [9])
+        #expect(cache.lookup(userId: "c", context: ClientContext(screen: "screen3", tab: nil, platform: .android), catalogVersion: 0)?.body == [3])
+    }
+
     @Test func decisionCacheFollowsEpochs() {
         let cache = DecisionCache(generationCapacity: 1)
         let context = ClientContextForTests.home

@@ -40,6 +40,17 @@ public struct TokenVerifier: Sendable {
         self.clockSkewSeconds = Int64(clockSkewSeconds)
     }
 
+    /// The principal for the raw bytes of an `Authorization` header value: a cached user token is
+    /// found without building any String (the hot path); everything else goes through the String
+    /// overload, with the same outcome.
+    public func principal(authorizationBytes: UnsafeBufferPointer<UInt8>?, now: Int64) throws(TokenError) -> Principal {
+        guard let bytes = authorizationBytes else { throw .missing }
+        if let token = BearerFastPath.token(bytes), token.count <= 4096, let entry = verified.lookup(token) {
+            return .user(try entry.check(now: now, skew: clockSkewSeconds))
+        }
+        return try principal(authorization: String(decoding: bytes, as: UTF8.self), now: now)
+    }
+
     /// The principal for an `Authorization` header value.
     public func principal(authorization: String?, now: Int64) throws(TokenError) -> Principal {
         guard let authorization, !authorization.isEmpty else { throw .missing }

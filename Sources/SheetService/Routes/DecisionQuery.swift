@@ -3,28 +3,71 @@ import SheetPolicy
 
 /// The decision route's query string, turned into the policy's client context.
 enum DecisionQuery {
-    static let parameters: Set<String> = ["screen", "tab", "platform", "idiom", "orientation", "keyboard", "dirty", "viewportHeight"]
+    /// The known parameters.
+    enum Parameter: CaseIterable {
+        case screen, tab, platform, idiom, orientation, keyboard, dirty, viewportHeight
+
+        var name: String {
+            switch self {
+            case .screen: "screen"
+            case .tab: "tab"
+            case .platform: "platform"
+            case .idiom: "idiom"
+            case .orientation: "orientation"
+            case .keyboard: "keyboard"
+            case .dirty: "dirty"
+            case .viewportHeight: "viewportHeight"
+            }
+        }
+
+        private static let byName: [(bytes: [UInt8], parameter: Parameter)] = allCases.map { (Array($0.name.utf8), $0) }
+
+        /// The parameter a decoded query name names (exactly, case-sensitive), nil for an unknown name.
+        init?(_ name: UnsafeBufferPointer<UInt8>) {
+            for (bytes, parameter) in Self.byName where bytes.count == name.count && bytes.elementsEqual(name) {
+                self = parameter
+                return
+            }
+            return nil
+        }
+    }
 
     static func context(from request: HTTPRequest) throws(Problem) -> ClientContext {
+        // One pass over the query: the first value of each known parameter, and every unknown name
+        // (in order, duplicates included). Strings are built only for the values that are kept.
+        var screen: String?, tab: String?, platform: String?, idiom: String?, orientation: String?
+        var keyboard: String?, dirty: String?, viewportHeight: String?
+        var unknown: [String] = []
+        request.forEachQueryItem { name, value in
+            func keep(_ slot: inout String?) { if slot == nil { slot = String(decoding: value, as: UTF8.self) } }
+            switch Parameter(name) {
+            case .screen: keep(&screen)
+            case .tab: keep(&tab)
+            case .platform: keep(&platform)
+            case .idiom: keep(&idiom)
+            case .orientation: keep(&orientation)
+            case .keyboard: keep(&keyboard)
+            case .dirty: keep(&dirty)
+            case .viewportHeight: keep(&viewportHeight)
+            case nil: unknown.append(String(decoding: name, as: UTF8.self))
+            }
+        }
+
         var invalid: [(name: String, reason: String)] = []
-        for name in request.queryNames() where !parameters.contains(name) {
+        for name in unknown {
             invalid.append((name, "is not a known parameter (screen, tab, platform, idiom, orientation, keyboard, dirty, viewportHeight)"))
         }
         // An empty value is a value (and invalid) everywhere but `tab`, where it means "no tab".
-        func value(_ name: String) -> String? {
-            guard let v = request.query(name), !(v.isEmpty && name == "tab") else { return nil }
-            return v
-        }
-        func enumeration<E: RawRepresentable & CaseIterable>(_ name: String, _: E.Type) -> E? where E.RawValue == String {
-            guard let raw = value(name) else { return nil }
+        func enumeration<E: RawRepresentable & CaseIterable>(_ raw: String?, _ name: String, _: E.Type) -> E? where E.RawValue == String {
+            guard let raw else { return nil }
             guard let v = E(rawValue: raw) else {
                 invalid.append((name, "must be one of \(E.allCases.map(\.rawValue).joined(separator: ", "))"))
                 return nil
             }
             return v
         }
-        func flag(_ name: String) -> Bool {
-            switch value(name) {
+        func flag(_ raw: String?, _ name: String) -> Bool {
+            switch raw {
             case nil, "false", "0": return false
             case "true", "1": return true
             default:
@@ -32,32 +75,32 @@ enum DecisionQuery {
                 return false
             }
         }
-        func identifier(_ name: String) -> String? {
-            guard let v = value(name) else { return nil }
-            guard Identifier.isValid(v) else { invalid.append((name, Identifier.rule)); return nil }
-            return v
+        func identifier(_ raw: String?, _ name: String) -> String? {
+            guard let raw else { return nil }
+            guard Identifier.isValid(raw) else { invalid.append((name, Identifier.rule)); return nil }
+            return raw
         }
 
-        let screen = identifier("screen")
-        if request.query("screen") == nil { invalid.append(("screen", "is required")) }
-        let tab = identifier("tab")
-        let platform = enumeration("platform", Platform.self)
-        if request.query("platform") == nil { invalid.append(("platform", "is required (ios or android)")) }
-        let idiom = enumeration("idiom", Idiom.self) ?? .phone
-        let orientation = enumeration("orientation", Orientation.self) ?? .portrait
-        let keyboard = flag("keyboard")
-        let dirty = flag("dirty")
-        var viewportHeight: Double?
-        if let raw = value("viewportHeight") {
+        let screenId = identifier(screen, "screen")
+        if screen == nil { invalid.append(("screen", "is required")) }
+        let tabId = identifier(tab?.isEmpty == true ? nil : tab, "tab")
+        let platformValue = enumeration(platform, "platform", Platform.self)
+        if platform == nil { invalid.append(("platform", "is required (ios or android)")) }
+        let idiomValue = enumeration(idiom, "idiom", Idiom.self) ?? .phone
+        let orientationValue = enumeration(orientation, "orientation", Orientation.self) ?? .portrait
+        let keyboardVisible = flag(keyboard, "keyboard")
+        let isDirty = flag(dirty, "dirty")
+        var height: Double?
+        if let raw = viewportHeight {
             if let d = Double(raw), d.isFinite, (1...10_000).contains(d) {
-                viewportHeight = d
+                height = d
             } else {
                 invalid.append(("viewportHeight", "must be a number of points from 1 to 10000"))
             }
         }
-        guard invalid.isEmpty, let screen, let platform else { throw Problems.invalidParams(invalid) }
+        guard invalid.isEmpty, let screenId, let platformValue else { throw Problems.invalidParams(invalid) }
         return ClientContext(
-            screen: screen, tab: tab, platform: platform, idiom: idiom, orientation: orientation,
-            keyboardVisible: keyboard, dirty: dirty, viewportHeight: viewportHeight)
+            screen: screenId, tab: tabId, platform: platformValue, idiom: idiomValue, orientation: orientationValue,
+            keyboardVisible: keyboardVisible, dirty: isDirty, viewportHeight: height)
     }
 }

@@ -7,7 +7,11 @@ import Synchronization
 extension SheetService {
     func authenticate(_ request: HTTPRequest) throws(Problem) -> Principal {
         do {
-            return try tokens.principal(authorization: request.header("Authorization"), now: Int64(time(nil)))
+            var principal: Result<Principal, TokenError> = .failure(.missing)
+            request.withHeaderBytes("Authorization") { value in
+                principal = Result { () throws(TokenError) in try tokens.principal(authorizationBytes: value, now: Int64(time(nil))) }
+            }
+            return try principal.get()
         } catch {
             throw Problems.unauthorized(error)
         }

@@ -17,14 +17,21 @@ import Synchronization
 ///
 /// Bound: 64 shards (each behind its own lock, picked by the user id's hash) of two generations of
 /// at most `generationCapacity` users (65 536 users in all by default, `SHEETD_DECISION_CACHE`), at most `contextsPerUser`
-/// client contexts each. Identical bodies (users in the same state, the usual case: a decision does
-/// not contain the user id) share one buffer.
+/// client contexts each (the most recently computed first). Identical answers (users in the same
+/// state, the usual case: a decision does not contain the user id) share one `Answer`.
 final class DecisionCache: @unchecked Sendable {
     // `@unchecked Sendable` invariant: `epochs` is allocated and initialized once in init and only
     // accessed atomically; the shards' contents are only touched under their locks.
-    struct Answer {
+    /// One decision answer. A class so that every user whose decision has these exact bytes shares
+    /// one instance (interned per shard): a lookup then touches memory that other requests keep warm.
+    final class Answer: Sendable {
         let body: [UInt8]
         let etag: String
+
+        init(body: [UInt8], etag: String) {
+            self.body = body
+            self.etag = etag
+        }
     }
 
     private struct Item {
@@ -33,16 +40,19 @@ final class DecisionCache: @unchecked Sendable {
         let answer: Answer
     }
 
+    /// A user's answers: the latest inline (the usual single context needs no array), older
+    /// contexts after it, at most `contextsPerUser` in all.
     private struct UserEntry {
         let epoch: UInt64
-        var items: [Item]
+        var latest: Item
+        var older: [Item] = []
     }
 
     private struct Generations {
         var current: [String: UserEntry] = [:]
         var previous: [String: UserEntry] = [:]
-        /// Interned bodies by ETag.
-        var bodies: [String: [UInt8]] = [:]
+        /// Interned answers by ETag.
+        var answers: [String: Answer] = [:]
     }
 
     private final class Shard: @unchecked Sendable {
@@ -101,12 +111,14 @@ final class DecisionCache: @unchecked Sendable {
 
     func lookup(userId: String, context: ClientContext, catalogVersion: Int) -> Answer? {
         guard enabled else { return nil }
-        let entry = shard(userId).generations.withLock { g in g.current[userId] ?? g.previous[userId] }
-        guard let entry, entry.epoch == epoch(of: userId) else { return nil }
-        for item in entry.items where item.catalogVersion == catalogVersion && item.context == context {
-            return item.answer
+        return shard(userId).generations.withLock { g -> Answer? in
+            guard let entry = g.current[userId] ?? g.previous[userId], entry.epoch == epoch(of: userId) else { return nil }
+            if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return entry.latest.answer }
+            for item in entry.older where item.catalogVersion == catalogVersion && item.context == context {
+                return item.answer
+            }
+            return nil
         }
-        return nil
     }
 
     /// Remembers `answer`, computed from a state read after `epoch` was loaded.
@@ -114,20 +126,25 @@ final class DecisionCache: @unchecked Sendable {
         guard enabled, epoch == self.epoch(of: userId) else { return }  // off, or already stale
         let capacity = generationCapacity, perUser = contextsPerUser
         shard(userId).generations.withLock { g in
-            var body = answer.body
-            if let shared = g.bodies[answer.etag], shared == body {
-                body = shared
+            var shared = answer
+            if let interned = g.answers[answer.etag], interned.body == answer.body {
+                shared = interned
             } else {
-                if g.bodies.count >= 64 { g.bodies.removeAll(keepingCapacity: true) }
-                g.bodies[answer.etag] = body
+                if g.answers.count >= 64 { g.answers.removeAll(keepingCapacity: true) }
+                g.answers[answer.etag] = answer
             }
-            let item = Item(catalogVersion: catalogVersion, context: context, answer: Answer(body: body, etag: answer.etag))
-            var entry = g.current.removeValue(forKey: userId) ?? g.previous.removeValue(forKey: userId)
-                ?? UserEntry(epoch: epoch, items: [])
-            if entry.epoch != epoch { entry = UserEntry(epoch: epoch, items: []) }
-            entry.items.removeAll { $0.context == context }
-            if entry.items.count >= perUser { entry.items.removeFirst() }
-            entry.items.append(item)
+            let item = Item(catalogVersion: catalogVersion, context: context, answer: shared)
+            var entry: UserEntry
+            if let old = g.current.removeValue(forKey: userId) ?? g.previous.removeValue(forKey: userId), old.epoch == epoch {
+                entry = old
+                var items = [entry.latest] + entry.older
+                items.removeAll { $0.context == context }
+                while items.count >= perUser { items.removeLast() }
+                entry.latest = item
+                entry.older = items
+            } else {
+                entry = UserEntry(epoch: epoch, latest: item)
+            }
             if g.current.count >= capacity {
                 g.previous = g.current
                 g.current = [:]
