@@ -21,7 +21,8 @@ SHEETD_PID=""
 trap '[ -n "$SHEETD_PID" ] && stop_sheetd; rm -rf "$WORK"' EXIT
 . bench/lib.sh
 prepare_data "${BENCH_USERS:-10000}"
-start_warm_sheetd "$BIN"
+# shellcheck disable=SC2086
+start_warm_sheetd "$BIN" ${PROFILE_ARGS:-}
 perf record -F 999 -g -p "$SHEETD_PID" -o "$OUT/perf.data" -- sleep "$secs" > /dev/null 2>&1 &
 perf_pid=$!
 read -r rps p99 cpu < <(measure "$SHEETD_PID" "$script" "$secs")

@@ -2,37 +2,36 @@ import Synchronization
 
 /// `X-Request-Id` values: the client's when sane, otherwise a per-process random prefix plus a counter.
 enum RequestID {
-    private static let prefix: String = {
+    /// Base-36 digits: generated ids stay within 15 bytes for the first 2.8 × 10¹² requests, so they
+    /// are Swift small strings (no heap allocation per request).
+    private static let digits: [UInt8] = Array("0123456789abcdefghijklmnopqrstuvwxyz".utf8)
+    /// Six random base-36 characters (about 31 bits): ids of different processes rarely collide.
+    private static let prefixBytes: [UInt8] = {
         var g = SystemRandomNumberGenerator()
-        let v = g.next() as UInt64
-        let hex = String(v, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        return (0..<6).map { _ in digits[Int(g.next(upperBound: UInt64(36)))] }
     }()
     private static let counter = Atomic<UInt64>(0)
 
-    /// A new id, e.g. `3f9a2b1c04d5e6f7-1a`.
+    /// A new id, e.g. `k3x9qa-2bz`.
     static func next() -> String {
-        let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        // One allocation: prefix, '-', then the counter in lower-case hex (as String(n, radix: 16)).
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { hex in
-            var digits = 0
-            var rest = n
+        var n = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        var tail: (UInt64, UInt64) = (0, 0)  // up to 13 base-36 digits of a UInt64, written from the end
+        return withUnsafeMutableBytes(of: &tail) { buf in
+            var count = 0
             repeat {
-                let d = UInt8(truncatingIfNeeded: rest & 0xF)
-                hex[15 - digits] = d < 10 ? 0x30 &+ d : 0x61 &+ (d &- 10)
-                digits += 1
-                rest >>= 4
-            } while rest > 0
-            return String(unsafeUninitializedCapacity: prefixBytes.count + 1 + digits) { out in
+                buf[15 - count] = digits[Int(n % 36)]
+                n /= 36
+                count += 1
+            } while n > 0
+            return String(unsafeUninitializedCapacity: prefixBytes.count + 1 + count) { out in
                 var i = 0
                 for b in prefixBytes { out[i] = b; i += 1 }
                 out[i] = UInt8(ascii: "-"); i += 1
-                for k in (16 - digits)..<16 { out[i] = hex[k]; i += 1 }
+                for k in (16 - count)..<16 { out[i] = buf[k]; i += 1 }
                 return i
             }
         }
     }
-    private static let prefixBytes: [UInt8] = Array(prefix.utf8)
 
     /// The client's id if it is 1–128 characters of `A-Za-z0-9._:-`, else nil.
     static func sanitize(_ p: UnsafePointer<CChar>) -> String? {

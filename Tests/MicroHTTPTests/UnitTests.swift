@@ -13,6 +13,15 @@ import Testing
         #expect(routes.contains { $0.method == .DELETE && $0.template == "/v1/users/{userId}/containers/{containerId}/count" })
     }
 
+    /// Generated request ids are sane, distinct, and short enough (≤ 15 bytes) to be small strings.
+    @Test func generatedRequestIdsAreShortAndDistinct() {
+        let ids = (0..<2000).map { _ in RequestID.next() }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.allSatisfy { RequestID.isSane($0) && $0.utf8.count <= 15 })
+        let prefixes = Set(ids.map { $0.split(separator: "-")[0] })
+        #expect(prefixes.count == 1 && prefixes.first!.count == 6)
+    }
+
     /// Templates parse into literal and parameter segments.
     @Test func templatesParse() throws {
         #expect(try Router.parse("/") == [.literal([])])

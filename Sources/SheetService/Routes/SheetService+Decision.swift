@@ -8,11 +8,11 @@ extension SheetService {
     func decision(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
         let context = try DecisionQuery.context(from: request)
-        let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
         let answer: DecisionCache.Answer
-        if let cached = decisions.lookup(userId: userId, context: context, catalogVersion: catalogVersion) {
+        if let cached = decisions.lookup(userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion) {
             answer = cached
         } else {
+            let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
             let epoch = decisions.epoch(of: userId)  // before the state is read
             let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
             let body = SheetPolicy.decide(catalog: catalog, state: state, context: context).jsonBytes()

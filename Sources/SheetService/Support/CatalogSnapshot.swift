@@ -24,6 +24,10 @@ final class CatalogSnapshot: Sendable {
     /// The current catalog.
     var current: Catalog { currentWithVersion.catalog }
 
+    /// The current version alone: enough to validate a cached decision, without touching (retaining)
+    /// the catalog, which every worker thread shares.
+    var currentVersion: Int { version.load(ordering: .acquiring) }
+
     /// The current catalog and its version (which changes with every write).
     var currentWithVersion: (catalog: Catalog, version: Int) {
         let copy = copies.value
