@@ -22,11 +22,12 @@ def spread(xs, fmt): return f"{fmt.format(med(xs))} ({fmt.format(min(xs))}–{fm
 
 LABEL = {"get": "Decision GET", "get304": "Decision GET, If-None-Match (304)", "put": "Count PUT",
          "dismiss": "Dismissal POST", "mix": "Mix 80/15/5", "scale": "Decision GET, 10k vs 1M users",
-         "scale-nc": "Decision GET, 10k vs 1M users, decision cache off"}
+         "scale-nc": "Decision GET, 10k vs 1M users, decision cache off",
+         "get-all": f"Decision GET, {E.get('R_ALL_THREADS', '?')} workers (one per core, wrk included)"}
 SERVER = {"http_fixed": "C yardstick: fixed JSON", "sqlite_upsert": "C yardstick: SQLite UPSERT",
           "sheetd": "sheetd", "sheetd-scale": "sheetd, 1M users",
           "sheetd-nc": "sheetd, cache off", "sheetd-scale-nc": "sheetd, 1M users, cache off"}
-order = [s for s in ["get", "get304", "put", "dismiss", "mix", "scale", "scale-nc"] if any(r["scenario"] == s for r in rows)]
+order = [s for s in ["get", "get304", "put", "dismiss", "mix", "get-all", "scale", "scale-nc"] if any(r["scenario"] == s for r in rows)]
 
 def pick(scenario, kind): return [r for r in rows if r["scenario"] == scenario and r["kind"] == kind]
 def ratios(scenario, a, b, key="rps"):
@@ -51,7 +52,8 @@ out.append(f"- Machine: {E['R_CPU']}, {E['R_NPROC']} cores, {E['R_MEM']}, Linux 
            f"{E['R_LOAD_START']} at the start, {E['R_LOAD_END']} at the end (wrk and other work share the cores)")
 out.append(f"- Software: Swift {E['R_SWIFT']}, libmicrohttpd {E['R_MHD']}, SQLite {E['R_SQLITE']}, {E['R_WRK']}")
 out.append(f"- Load: wrk -t1 -c{E['R_CONNS']} on 127.0.0.1, {E['R_ROUNDS']} interleaved rounds of {E['R_DUR']} s "
-           f"after a warm-up (every user's decision requested once, in turn, then {E['R_WARM2']} s of the scenario), every server freshly started; {E['R_THREADS']} MHD worker threads everywhere; "
+           f"after a warm-up (every user's decision requested once, in turn, then {E['R_WARM2']} s of the scenario), every server freshly started; {E['R_THREADS']} MHD worker thread(s) per server (the cores but one, "
+           f"which wrk needs) unless the row says otherwise; "
            f"users picked uniformly at random, each request with that user's own HS256 token; sheetd with --access-log false")
 out.append(f"- Data: {int(E['R_USERS']):,} users preloaded in {int(E['R_PRELOAD_MS'])/1000:.1f} s, database "
            f"{int(E['R_DB_BYTES'])/1048576:.1f} MiB" +

@@ -8,7 +8,8 @@
 #          with the decision cache and without it (--decision-cache 0: every decision reads SQLite)
 #
 # Environment: BENCH_ONLY="get put" runs only those scenarios (get get304 put dismiss mix);
-# BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS, BENCH_USERS override.
+# BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS (MHD workers per
+# server; default: cores - 1), BENCH_USERS override.
 #
 # Every scenario runs as interleaved A/B rounds (yardstick, sheetd, sheetd, yardstick, ...), each
 # server freshly started (sheetd on a fresh copy of the preloaded database), warmed up, then measured
@@ -32,7 +33,11 @@ cd "$ROOT"
 BIN=${SHEETD_BIN:-$ROOT/.build/release/sheetd}
 USERS=${BENCH_USERS:-10000}
 SCALE_USERS=${BENCH_SCALE_USERS:-1000000}
-THREADS=${BENCH_THREADS:-$(nproc)}
+# One core is left to the load generator: with wrk on the same machine, a worker per core
+# oversubscribes it and the scheduler preempts workers mid-batch (see BENCHMARKS.md). Full runs also
+# measure decision GETs with a worker per core (scenario get-all), both servers alike.
+THREADS=${BENCH_THREADS:-$(( $(nproc) > 1 ? $(nproc) - 1 : 1 ))}
+ALL_THREADS=$(nproc)
 CONNS=${BENCH_CONNECTIONS:-64}
 if [ $quick = 1 ]; then ROUNDS=${BENCH_ROUNDS:-2} DUR=${BENCH_DURATION:-2} WARM=${BENCH_WARMUP:-10} WARM2=0
 else ROUNDS=${BENCH_ROUNDS:-5} DUR=${BENCH_DURATION:-10} WARM=${BENCH_WARMUP:-20} WARM2=1; fi
@@ -117,14 +122,14 @@ start() {
       cp "$src" "$WORK/run.sqlite"
       t0=$(now_ns)
       SHEETD_JWT_SECRET=$SECRET SHEETD_ADMIN_TOKEN=$ADMIN $SERVER_PIN "$BIN" serve --port "$PORT" --db "$WORK/run.sqlite" \
-        --threads "$THREADS" --access-log false $extra > "$out" 2>&1 &
+        --threads "${RUN_THREADS:-$THREADS}" --access-log false $extra > "$out" 2>&1 &
       ;;
-    http_fixed) $SERVER_PIN "$WORK/http_fixed" "$PORT" "$THREADS" "$BODY_BYTES" > "$out" 2>&1 & ;;
+    http_fixed) $SERVER_PIN "$WORK/http_fixed" "$PORT" "${RUN_THREADS:-$THREADS}" "$BODY_BYTES" > "$out" 2>&1 & ;;
     sqlite_upsert)
       rm -f "$WORK/ys.sqlite" "$WORK/ys.sqlite-wal" "$WORK/ys.sqlite-shm"
       cp "$WORK/base.sqlite" "$WORK/ys.sqlite"
       t0=$(now_ns)
-      $SERVER_PIN "$WORK/sqlite_upsert" "$PORT" "$THREADS" "$BODY_BYTES" "$WORK/ys.sqlite" > "$out" 2>&1 &
+      $SERVER_PIN "$WORK/sqlite_upsert" "$PORT" "${RUN_THREADS:-$THREADS}" "$BODY_BYTES" "$WORK/ys.sqlite" > "$out" 2>&1 &
       ;;
   esac
   PID=$!
@@ -204,17 +209,19 @@ run() {
   log "$scenario round $round $kind: $(echo "$line" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.0f req/s p50 %.2f ms p99 %.2f ms" % (d["requests"]/d["duration_us"]*1e6, d["p50_us"]/1000, d["p99_us"]/1000))') cpu $(( (c1 - c0) * 1000000 / CLK_TCK / ($(echo "$line" | python3 -c 'import json,sys; print(max(1,json.load(sys.stdin)["requests"]))')) )) us/req"
 }
 
+# name, Lua script, yardstick, MHD workers per server
 SCENARIOS=(
-  "get decision.lua http_fixed"
-  "get304 decision_304.lua http_fixed"
-  "put count.lua sqlite_upsert"
-  "dismiss dismissal.lua sqlite_upsert"
-  "mix mix.lua sqlite_upsert"
+  "get decision.lua http_fixed $THREADS"
+  "get304 decision_304.lua http_fixed $THREADS"
+  "put count.lua sqlite_upsert $THREADS"
+  "dismiss dismissal.lua sqlite_upsert $THREADS"
+  "mix mix.lua sqlite_upsert $THREADS"
 )
+if [ $quick = 0 ] && [ "$ALL_THREADS" != "$THREADS" ]; then SCENARIOS+=("get-all decision.lua http_fixed $ALL_THREADS"); fi
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$ROUNDS"); do
   for s in "${SCENARIOS[@]}"; do
-    read -r name script yard <<< "$s"
+    read -r name script yard RUN_THREADS <<< "$s"
     if [ -n "${BENCH_ONLY:-}" ] && [[ " $BENCH_ONLY " != *" $name "* ]]; then continue; fi
     if [ $((round % 2)) = 1 ]; then
       run "$name" "$round" "$yard" "$script" "$WORK/tokens.txt"
@@ -224,6 +231,7 @@ for round in $(seq 1 "$ROUNDS"); do
       run "$name" "$round" "$yard" "$script" "$WORK/tokens.txt"
     fi
   done
+  RUN_THREADS=""
   if [ $scale = 1 ]; then
     # With the decision cache (as deployed) and without it (every decision reads the store).
     for pair in "scale sheetd sheetd-scale" "scale-nc sheetd-nc sheetd-scale-nc"; do
@@ -244,7 +252,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || commit="$commit (+ uncommitted changes)"
 export R_MODE=$MODE R_COMMAND="$COMMAND" R_COMMIT="$commit" R_USERS=$USERS R_SCALE_USERS=$SCALE_USERS \
-  R_THREADS=$THREADS R_CONNS=$CONNS R_ROUNDS=$ROUNDS R_DUR=$DUR R_WARM=$WARM R_WARM2=$WARM2 R_CLK_TCK=$CLK_TCK \
+  R_THREADS=$THREADS R_ALL_THREADS=$ALL_THREADS R_CONNS=$CONNS R_ROUNDS=$ROUNDS R_DUR=$DUR R_WARM=$WARM R_WARM2=$WARM2 R_CLK_TCK=$CLK_TCK \
   R_BODY=$BODY_BYTES R_PRELOAD_MS=$PRELOAD_MS R_DB_BYTES=$DB_BYTES R_SCALE=$scale \
   R_SCALE_PRELOAD_MS=${SCALE_PRELOAD_MS:-0} R_SCALE_DB_BYTES=${SCALE_DB_BYTES:-0} \
   R_LOAD_START="$LOAD_START" R_LOAD_END="$LOAD_END" \
