@@ -8,10 +8,11 @@ import Glibc
 public final class HTTPRequest {
     public let method: HTTPMethod
     /// The raw path without the query, exactly as received (not percent-decoded). Built on first use
-    /// (most handlers only need their path parameters).
+    /// (most handlers only need their path parameters); "" if first read after the handler returned.
     public var path: String {
         if let path = pathString { return path }
-        let made = rawPath.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        guard isValid, let rawPath else { return "" }
+        let made = String(decoding: rawPath, as: UTF8.self)
         pathString = made
         return made
     }
@@ -144,7 +145,8 @@ private struct QueryVisitor {
     let visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
 }
 
-/// Decodes each raw query argument on the fly and hands it to the `QueryVisitor` that `cls` points to.
+/// Decodes each query argument (raw: the daemon's unescape callback is the identity) on the fly and
+/// hands it to the `QueryVisitor` that `cls` points to.
 private let queryVisitorIterator: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return .YES }
     let visitor = cls.assumingMemoryBound(to: QueryVisitor.self)
