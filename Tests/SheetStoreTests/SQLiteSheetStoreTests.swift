@@ -290,10 +290,13 @@ let sampleState = UserState(
         }
     }
 
-    /// Under sustained writes the WAL still starts over: background checkpoints cannot catch the last
-    /// frames while commits keep coming, so the writer checkpoints itself past
-    /// `blockingCheckpointFrames`; without that the WAL of this test grows with every commit (measured
-    /// under count PUT load: 80 MB within seconds).
+    /// Under sustained writes the WAL still starts over. Where background checkpoints cannot catch the
+    /// last frames while commits keep coming, the writer checkpoints itself past
+    /// `blockingCheckpointFrames` (on this project's machine: 1–3 times in this test); where they can
+    /// (a slower disk spaces the commits out: 0 times in the fresh-machine container), SQLite starts
+    /// the WAL over after a complete passive checkpoint. Either way the WAL stays bounded; without
+    /// the writer's checkpoint it grew with every commit (measured under count PUT load: 80 MB within
+    /// seconds).
     @Test func walStartsOverUnderSustainedWrites() throws {
         try withStore { store, dir throws in
             let users = (0..<20_000).map { "user-\($0)" }.shuffled()
@@ -310,7 +313,7 @@ let sampleState = UserState(
             #expect(done.wait(timeout: .now() + 120) == .success)
             let stats = store.writeStatistics
             #expect(stats.updates == 40_000)
-            #expect(stats.walRestarts >= 1)
+            #expect(stats.walRestarts + stats.checkpoints >= 1)
             let wal = (try? FileManager.default.attributesOfItem(atPath: dir.file() + "-wal")[.size] as? Int) ?? 0
             #expect(wal < 24 << 20, "WAL \(wal) bytes")
             #expect(try store.userState(userId: users[123]).count(for: Self.key) == 2)
