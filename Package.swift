@@ -34,12 +34,14 @@ let package = Package(
         .executableTarget(name: "EmbedFileTool"),
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedFileTool"]),
 
+        // Helpers shared by the test targets (temporary directories, a raw-socket HTTP client).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
-        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP"]),
-        .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"]),
+        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "TestSupport"]),
+        .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "TestSupport"]),
         .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy"], resources: [.copy("Golden")]),
-        .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy"]),
-        .testTarget(name: "SheetServiceTests", dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "Crypto"]),
+        .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy", "TestSupport"]),
+        .testTarget(name: "SheetServiceTests", dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "Crypto", "TestSupport"]),
     ]
 )
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MicroHTTP
+import TestSupport
 
 /// Promises held by the routes below until a test settles them.
 final class Parked: @unchecked Sendable {  // invariant: promises only touched under lock

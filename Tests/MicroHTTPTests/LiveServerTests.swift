@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import MicroHTTP
+import TestSupport
 
 /// The server over real HTTP on 127.0.0.1, port 0.
 @Suite struct LiveServerTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import MicroHTTP
+import TestSupport
 
 struct PlainError: Error {}
 

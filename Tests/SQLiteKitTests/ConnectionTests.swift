@@ -1,11 +1,12 @@
 import Foundation
 import SQLiteKit
 import Testing
+import TestSupport
 
 @Suite struct ConnectionTests {
     /// Opening applies the pragmas: WAL, synchronous, foreign keys, busy timeout.
     @Test func openSetsPragmas() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sqlitekit-tests")
         defer { dir.remove() }
         let db = try Connection(path: dir.file(), options: .init(synchronous: .full, busyTimeoutMilliseconds: 1234))
         #expect(try db.pragma("journal_mode") == .text("wal"))
@@ -21,7 +22,7 @@ import Testing
     /// threshold), `walFrames` follows every commit, and a checkpoint from a second connection
     /// copies everything so that the next commit restarts the WAL from its beginning.
     @Test func trackedWALIsCheckpointedByItsOwner() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sqlitekit-tests")
         defer { dir.remove() }
         let writer = try Connection(path: dir.file())
         try writer.trackWALSize()
@@ -100,7 +101,7 @@ import Testing
     /// A throwing transaction body rolls back; a returning one commits.
     @Test func transactionRollsBackOnError() throws {
         struct Boom: Error {}
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sqlitekit-tests")
         defer { dir.remove() }
         let db = try Connection(path: dir.file())
         try db.execute("CREATE TABLE t (v INTEGER)")
@@ -141,7 +142,7 @@ import Testing
 
     /// A second writer waiting past the busy timeout gets SQLITE_BUSY, a transient error.
     @Test func busyIsTransient() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sqlitekit-tests")
         defer { dir.remove() }
         let a = try Connection(path: dir.file(), options: .init(busyTimeoutMilliseconds: 10))
         let b = try Connection(path: dir.file(), options: .init(busyTimeoutMilliseconds: 10))

@@ -4,6 +4,7 @@ import SheetPolicy
 import SheetService
 import SheetStore
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -309,27 +310,10 @@ enum RawHTTP {
 
     static func send(port: Int, _ bytes: [UInt8]) -> Answer {
         let started = Date()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return Answer(status: 0, head: "socket failed", body: "", seconds: 0) }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return Answer(status: 0, head: "connect failed", body: "", seconds: 0) }
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            received += buffer[0..<n]
-        }
+        guard let connection = try? RawConnection(port: port) else { return Answer(status: 0, head: "connect failed", body: "", seconds: 0) }
+        // A server may answer and close before taking the whole request (413): read what it sent anyway.
+        try? connection.send(bytes)
+        let received = connection.readToEnd()
         let text = String(decoding: received, as: UTF8.self)
         let split = text.range(of: "\r\n\r\n")
         let head = split.map { String(text[..<$0.lowerBound]) } ?? text

@@ -3,11 +3,12 @@ import SQLiteKit
 import Testing
 
 @testable import SheetStore
+import TestSupport
 
 @Suite struct MigratorTests {
     /// An empty database gets every shipped migration, each recorded with its checksum.
     @Test func migratesAnEmptyDatabase() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let path = dir.file("nested/dir/db.sqlite")
         #expect(try SQLiteSheetStore.migrationStatus(path: path).allSatisfy { !$0.applied })
@@ -22,7 +23,7 @@ import Testing
 
     /// Opening or migrating an up-to-date database applies nothing.
     @Test func secondRunIsANoOp() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let store = try SQLiteSheetStore.open(path: dir.file())
         store.close()
@@ -35,7 +36,7 @@ import Testing
 
     /// A shipped migration whose recorded checksum differs stops start-up.
     @Test func refusesATamperedChecksum() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         try SQLiteSheetStore.migrate(path: dir.file())
         let db = try Connection(path: dir.file())
@@ -53,7 +54,7 @@ import Testing
 
     /// A database migrated by a newer binary stops start-up.
     @Test func refusesANewerSchema() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         try SQLiteSheetStore.migrate(path: dir.file())
         let db = try Connection(path: dir.file())
@@ -70,7 +71,7 @@ import Testing
 
     /// A failing migration leaves neither its schema changes nor its bookkeeping row behind.
     @Test func failingMigrationIsAtomic() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let good = EmbeddedMigration(version: 1, name: "one", fileName: "0001_one.sql", bytes: Array("CREATE TABLE a (x);".utf8))
         let bad = EmbeddedMigration(
@@ -98,7 +99,7 @@ import Testing
             #expect(bytes == migration.bytes, "\(file) differs from the embedded copy: rebuild")
         }
 
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         try SQLiteSheetStore.migrate(path: dir.file("migrated.sqlite"))
         let reference = try Connection(path: dir.file("reference.sqlite"))

@@ -4,10 +4,11 @@ import SheetPolicy
 import Testing
 
 @testable import SheetStore
+import TestSupport
 
 /// A store on a fresh temporary file, closed and removed afterwards.
 func withStore<T>(_ body: (SQLiteSheetStore, TemporaryDirectory) throws -> T) throws -> T {
-    let dir = try TemporaryDirectory()
+    let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
     defer { dir.remove() }
     let store = try SQLiteSheetStore.open(path: dir.file())
     defer { store.close() }
@@ -181,7 +182,7 @@ let sampleState = UserState(
     /// With synchronous=FULL each commit waits for fsync, so concurrent callers queue up and share
     /// commits: fewer transactions than updates, and every update still lands.
     @Test func concurrentWritersShareCommits() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let store = try SQLiteSheetStore.open(path: dir.file(), synchronous: .full)
         defer { store.close() }
@@ -204,7 +205,7 @@ let sampleState = UserState(
     /// Closing while writers run: every caller gets either its committed result or `unavailable`,
     /// nothing hangs, and what was acknowledged is on disk.
     @Test func closeWhileWriting() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let store = try SQLiteSheetStore.open(path: dir.file())
         let acknowledged = ConcurrentCounter()
@@ -480,7 +481,7 @@ final class ConcurrentCounter: @unchecked Sendable {
 @Suite struct LifecycleTests {
     /// close() checkpoints and closes every connection: the WAL is gone (or empty); later calls are refused.
     @Test func closeCheckpointsTheWAL() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let store = try SQLiteSheetStore.open(path: dir.file())
         for i in 0..<50 { _ = try store.update(userId: "u\(i)", eventId: "e") { state in state = sampleState; return [] } }
@@ -531,7 +532,7 @@ final class ConcurrentCounter: @unchecked Sendable {
     /// A read-only database file: writes are `unavailable`, reads still work, readiness says so, and
     /// service resumes by itself once the file is writable again.
     @Test func readOnlyFileMakesWritesUnavailable() throws {
-        let dir = try TemporaryDirectory()
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let path = dir.file()
         let setup = try SQLiteSheetStore.open(path: path)

@@ -3,30 +3,31 @@ import Glibc
 #endif
 
 /// A parsed HTTP/1.1 response.
-struct RawResponse {
-    var status: Int
-    var headers: [(String, String)]
-    var body: [UInt8]
+public struct RawResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
-    var text: String { String(decoding: body, as: UTF8.self) }
+    public var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-struct ClientError: Error, CustomStringConvertible {
-    let description: String
+public struct ClientError: Error, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
 }
 
 /// A blocking raw-socket HTTP/1.1 client: exact control over bytes on the wire, keep-alive reuse,
 /// chunked uploads and odd headers.
 /// `@unchecked Sendable` invariant: used by one thread at a time (handed over, never shared).
-final class RawConnection: @unchecked Sendable {
+public final class RawConnection: @unchecked Sendable {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeoutSeconds: Int = 10) throws {
+    public init(port: Int, timeoutSeconds: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError(description: "socket failed") }
         var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
@@ -47,7 +48,7 @@ final class RawConnection: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -56,7 +57,7 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
-    func send(_ s: String) throws { try send(Array(s.utf8)) }
+    public func send(_ s: String) throws { try send(Array(s.utf8)) }
 
     /// Reads more bytes into the buffer; false on EOF or error.
     private func fill() throws -> Bool {
@@ -70,13 +71,20 @@ final class RawConnection: @unchecked Sendable {
         return false
     }
 
+    /// Everything the server sends until it closes the connection (or a read fails or times out).
+    public func readToEnd() -> [UInt8] {
+        while (try? fill()) == true {}
+        defer { buffer = [] }
+        return buffer
+    }
+
     /// True when the server closed the connection (EOF or reset) without sending anything more.
-    func isClosedByServer() -> Bool {
+    public func isClosedByServer() -> Bool {
         do { return try !fill() && buffer.isEmpty } catch { return false }
     }
 
     /// Reads one response. `head`: the request was HEAD (no body follows whatever the headers say).
-    func readResponse(head: Bool = false) throws -> RawResponse {
+    public func readResponse(head: Bool = false) throws -> RawResponse {
         var headerEnd: Int?
         while headerEnd == nil {
             headerEnd = findHeaderEnd()
@@ -149,7 +157,7 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Sends a request and reads its response.
-    func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws -> RawResponse {
+    public func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws -> RawResponse {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (k, v) in headers { text += "\(k): \(v)\r\n" }
         if let body { text += "Content-Length: \(body.count)\r\n" }
@@ -160,7 +168,7 @@ final class RawConnection: @unchecked Sendable {
 }
 
 extension String {
-    func trimmingSpaces() -> String {
+    public func trimmingSpaces() -> String {
         var s = Substring(self)
         while s.first == " " || s.first == "\t" { s = s.dropFirst() }
         while s.last == " " || s.last == "\t" { s = s.dropLast() }
@@ -169,11 +177,11 @@ extension String {
 }
 
 extension Substring {
-    func trimmingSpaces() -> String { String(self).trimmingSpaces() }
+    public func trimmingSpaces() -> String { String(self).trimmingSpaces() }
 }
 
 /// One request on a fresh connection.
-func fetch(_ port: Int, _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws -> RawResponse {
+public func fetch(_ port: Int, _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws -> RawResponse {
     let c = try RawConnection(port: port)
     return try c.request(method, target, headers: headers, body: body)
 }
