@@ -14,15 +14,25 @@ prepare_data() {
 # SHEETD_WRAPPER prefixes the command (valgrind); SHEETD_START_TIMEOUT is in 10 ms steps.
 start_warm_sheetd() {
   local bin=$1; shift
-  SHEETD_PORT=$(( 21000 + RANDOM % 20000 ))
-  rm -f "$WORK/run.sqlite" "$WORK/run.sqlite-wal" "$WORK/run.sqlite-shm"
-  cp "$WORK/base.sqlite" "$WORK/run.sqlite"
-  # shellcheck disable=SC2086
-  SHEETD_JWT_SECRET=$SECRET SHEETD_ADMIN_TOKEN=admin-$RANDOM$RANDOM ${SHEETD_WRAPPER:-} "$bin" serve --port "$SHEETD_PORT" \
-    --db "$WORK/run.sqlite" --access-log false "$@" > "$WORK/server.log" 2>&1 &
-  SHEETD_PID=$!
-  for _ in $(seq 1 "${SHEETD_START_TIMEOUT:-500}"); do grep -q '"listening"' "$WORK/server.log" && break; sleep 0.01; done
-  grep -q '"listening"' "$WORK/server.log" || { cat "$WORK/server.log" >&2; echo "$bin did not start" >&2; exit 1; }
+  local attempt
+  for attempt in 1 2 3; do  # a random port can be taken: try another
+    SHEETD_PORT=$(( 21000 + RANDOM % 20000 ))
+    rm -f "$WORK/run.sqlite" "$WORK/run.sqlite-wal" "$WORK/run.sqlite-shm"
+    cp "$WORK/base.sqlite" "$WORK/run.sqlite"
+    # shellcheck disable=SC2086
+    SHEETD_JWT_SECRET=$SECRET SHEETD_ADMIN_TOKEN=admin-$RANDOM$RANDOM ${SHEETD_WRAPPER:-} "$bin" serve --port "$SHEETD_PORT" \
+      --db "$WORK/run.sqlite" --access-log false "$@" > "$WORK/server.log" 2>&1 &
+    SHEETD_PID=$!
+    for _ in $(seq 1 "${SHEETD_START_TIMEOUT:-500}"); do
+      grep -q '"listening"' "$WORK/server.log" && break
+      kill -0 "$SHEETD_PID" 2>/dev/null || break
+      sleep 0.01
+    done
+    grep -q '"listening"' "$WORK/server.log" && break
+    wait "$SHEETD_PID" 2>/dev/null || true
+    SHEETD_PID=""
+  done
+  [ -n "$SHEETD_PID" ] || { cat "$WORK/server.log" >&2; echo "$bin did not start" >&2; exit 1; }
   wrk -t1 -c64 -d"${SHEETD_WARMUP_SECONDS:-3}"s -s bench/lua/warmup.lua "http://127.0.0.1:$SHEETD_PORT" > /dev/null 2>&1 || true
 }
 

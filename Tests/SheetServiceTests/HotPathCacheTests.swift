@@ -77,7 +77,7 @@ import Testing
         }
     }
 
-    /// Users whose decisions are the same bytes share one answer; a user keeps at most
+    /// Users whose decisions are the same bytes share one answer (and one ETag computation); a user keeps at most
     /// `contextsPerUser` contexts, the most recent ones.
     @Test func decisionCacheSharesAnswersAndBoundsContexts() {
         let cache = DecisionCache()
@@ -85,12 +85,25 @@ import Testing
         // Answers are interned per shard: pick a second user in the first one's shard.
         let shard = { (u: String) in (u.hashValue >> 16) & (DecisionCache.shardCount - 1) }
         let second = (0..<10_000).lazy.map { "b\($0)" }.first { shard($0) == shard("a") }!
+        var etagsComputed = 0
+        func etag(_ body: [UInt8]) -> String {
+            etagsComputed += 1
+            return "\"\(body.map(String.init).joined())\""
+        }
         for u in ["a", second] {
-            cache.insert(userId: u, context: home, catalogVersion: 0, epoch: cache.epoch(of: u),
-                         answer: .init(body: [7, 7], etag: "\"same\""))
+            let answer = cache.answer(userId: u, body: [7, 7], etag: etag)
+            cache.insert(userId: u, context: home, catalogVersion: 0, epoch: cache.epoch(of: u), answer: answer)
         }
         let a = cache.lookup(userId: "a", context: home, catalogVersion: 0)
         #expect(a != nil && a === cache.lookup(userId: second, context: home, catalogVersion: 0))
+        #expect(etagsComputed == 1)  // the second user's identical body reused the first one's ETag
+        let other = cache.answer(userId: second, body: [7, 8], etag: etag)
+        #expect(etagsComputed == 2 && other.etag == "\"78\"" && a?.etag == "\"77\"")
+        // With the cache off nothing is shared: every body gets its own ETag computed.
+        let off = DecisionCache(users: 0)
+        _ = off.answer(userId: "a", body: [7, 7], etag: etag)
+        _ = off.answer(userId: "a", body: [7, 7], etag: etag)
+        #expect(etagsComputed == 4)
         let screens = (0..<6).map { "screen\($0)" }
         for (i, screen) in screens.enumerated() {
             cache.insert(userId: "c", context: ClientContext(screen: screen, tab: nil, platform: .android), catalogVersion: 0,

@@ -17,8 +17,8 @@ extension SheetService {
             let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
             let body = SheetPolicy.decide(catalog: catalog, state: state, context: context).jsonBytes()
             // Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
-            let etag = "\"" + Hex.encode(SHA256.hash(body).prefix(16)) + "\""
-            answer = DecisionCache.Answer(body: body, etag: etag)
+            // (Array(...) here, where the slice type is known: the generic overload walks it through witnesses.)
+            answer = decisions.answer(userId: userId, body: body) { "\"" + Hex.encode(Array(SHA256.hash($0).prefix(16))) + "\"" }
             decisions.insert(userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, answer: answer)
         }
         let etag = answer.etag

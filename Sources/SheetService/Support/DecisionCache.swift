@@ -51,8 +51,8 @@ final class DecisionCache: @unchecked Sendable {
     private struct Generations {
         var current: [String: UserEntry] = [:]
         var previous: [String: UserEntry] = [:]
-        /// Interned answers by ETag.
-        var answers: [String: Answer] = [:]
+        /// Interned answers by the hash of their body (bytes compared on every hit).
+        var answers: [Int: Answer] = [:]
     }
 
     private final class Shard: @unchecked Sendable {
@@ -121,19 +121,29 @@ final class DecisionCache: @unchecked Sendable {
         }
     }
 
-    /// Remembers `answer`, computed from a state read after `epoch` was loaded.
+    /// The answer for a freshly rendered decision `body`: the interned one with these exact bytes in
+    /// the user's shard when there is one (its ETag was computed from the same bytes, so `etag` is not
+    /// called: users in the same state share one answer and one SHA-256), else a new one, interned.
+    func answer(userId: String, body: [UInt8], etag: ([UInt8]) -> String) -> Answer {
+        guard enabled else { return Answer(body: body, etag: etag(body)) }
+        let key = body.hashValue
+        let shard = shard(userId)
+        if let interned = shard.generations.withLock({ $0.answers[key] }), interned.body == body { return interned }
+        let made = Answer(body: body, etag: etag(body))  // outside the lock: SHA-256 of the body
+        shard.generations.withLock { g in
+            if g.answers.count >= 64 { g.answers.removeAll(keepingCapacity: true) }
+            g.answers[key] = made
+        }
+        return made
+    }
+
+    /// Remembers `answer` (from `answer(userId:body:etag:)`), computed from a state read after
+    /// `epoch` was loaded.
     func insert(userId: String, context: ClientContext, catalogVersion: Int, epoch: UInt64, answer: Answer) {
         guard enabled, epoch == self.epoch(of: userId) else { return }  // off, or already stale
         let capacity = generationCapacity, perUser = contextsPerUser
         shard(userId).generations.withLock { g in
-            var shared = answer
-            if let interned = g.answers[answer.etag], interned.body == answer.body {
-                shared = interned
-            } else {
-                if g.answers.count >= 64 { g.answers.removeAll(keepingCapacity: true) }
-                g.answers[answer.etag] = answer
-            }
-            let item = Item(catalogVersion: catalogVersion, context: context, answer: shared)
+            let item = Item(catalogVersion: catalogVersion, context: context, answer: answer)
             var entry: UserEntry
             if let old = g.current.removeValue(forKey: userId) ?? g.previous.removeValue(forKey: userId), old.epoch == epoch {
                 entry = old
