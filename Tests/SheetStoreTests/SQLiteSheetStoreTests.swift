@@ -302,7 +302,7 @@ let sampleState = UserState(
         try withStore { store, dir throws in
             let users = (0..<20_000).map { "user-\($0)" }.shuffled()
             let done = DispatchGroup()
-            for round in 0..<2 {
+            for round in 0..<3 {
                 for user in users {
                     done.enter()
                     store.submit(userId: user, eventId: nil, { state in
@@ -313,11 +313,13 @@ let sampleState = UserState(
             }
             #expect(done.wait(timeout: .now() + 120) == .success)
             let stats = store.writeStatistics
-            #expect(stats.updates == 40_000)
+            #expect(stats.updates == 60_000)
             #expect(stats.walRestarts + stats.checkpoints >= 1)
             let wal = (try? FileManager.default.attributesOfItem(atPath: dir.file() + "-wal")[.size] as? Int) ?? 0
-            #expect(wal < 24 << 20, "WAL \(wal) bytes")
-            #expect(try store.userState(userId: users[123]).count(for: Self.key) == 2)
+            // Without checkpoints the WAL keeps every frame of the 60 000 updates: 79 MB (measured with
+            // both off). With them it stayed at 9–25 MB in every run so far (two rounds then).
+            #expect(wal < 40 << 20, "WAL \(wal) bytes")
+            #expect(try store.userState(userId: users[123]).count(for: Self.key) == 3)
             print("sustained writes: \(stats.commits) commits, \(stats.checkpoints) background checkpoints, \(stats.walRestarts) restarts, WAL \(wal / 1024) KiB")
         }
     }
