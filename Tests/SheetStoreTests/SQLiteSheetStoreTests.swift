@@ -317,7 +317,7 @@ let sampleState = UserState(
             #expect(stats.walRestarts + stats.checkpoints >= 1)
             let wal = (try? FileManager.default.attributesOfItem(atPath: dir.file() + "-wal")[.size] as? Int) ?? 0
             // Without checkpoints the WAL keeps every frame of the 60 000 updates: 79 MB (measured with
-            // both off). With them it stayed at 9–25 MB in every run so far (two rounds then).
+            // both off). With them it stayed at 9–26 MB in every run so far.
             #expect(wal < 40 << 20, "WAL \(wal) bytes")
             #expect(try store.userState(userId: users[123]).count(for: Self.key) == 3)
             print("sustained writes: \(stats.commits) commits, \(stats.checkpoints) background checkpoints, \(stats.walRestarts) restarts, WAL \(wal / 1024) KiB")
