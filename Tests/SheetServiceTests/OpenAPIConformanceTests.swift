@@ -34,4 +34,22 @@ struct OpenAPIConformanceTests {
         #expect(served.subtracting(documented).isEmpty, "served but not documented: \(served.subtracting(documented).sorted())")
         #expect(documented.subtracting(served).isEmpty, "documented but not served: \(documented.subtracting(served).sorted())")
     }
+
+    /// The `/metrics` example lists exactly the metric families the server exposes (by `# TYPE` line).
+    @Test func metricsExampleNamesTheServedFamilies() throws {
+        func families(_ text: some StringProtocol) -> Set<String> {
+            Set(text.split(separator: "\n").compactMap { line -> String? in
+                let trimmed = line.drop { $0 == " " }
+                return trimmed.hasPrefix("# TYPE ") ? String(trimmed.dropFirst(7)) : nil
+            })
+        }
+        let yaml = LiveService.openAPIText
+        let start = try #require(yaml.range(of: "operationId: getMetrics"))
+        let end = try #require(yaml.range(of: "\n  /", range: start.upperBound..<yaml.endIndex))
+        let documented = families(yaml[start.upperBound..<end.lowerBound])
+        let live = try LiveService()
+        let served = families(try live.get("/metrics", token: nil).text)
+        #expect(!served.isEmpty)
+        #expect(documented == served, "documented \(documented.sorted()), served \(served.sorted())")
+    }
 }
