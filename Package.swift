@@ -1,9 +1,10 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetPolicy, Crypto};
+// Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetWire, SheetPolicy, Crypto, JSONKit};
+// SheetWire (the API's wire format of policy values) → {SheetPolicy, JSONKit};
 // SheetStore → {SQLiteKit, SheetPolicy, Crypto}; SQLiteKit → CSQLite; MicroHTTP → CMicroHTTPD;
-// Crypto → CCrypto. SheetPolicy depends on nothing but the standard library.
+// Crypto → CCrypto. SheetPolicy and JSONKit depend on nothing but the standard library.
 let package = Package(
     name: "sheetd",
     products: [
@@ -19,12 +20,14 @@ let package = Package(
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD"]),
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
         .target(name: "SheetPolicy"),
+        .target(name: "JSONKit"),
+        .target(name: "SheetWire", dependencies: ["SheetPolicy", "JSONKit"]),
         .target(
             name: "SheetStore",
             dependencies: ["SQLiteKit", "SheetPolicy", "Crypto"],
             plugins: ["EmbedMigrations"]
         ),
-        .target(name: "SheetService", dependencies: ["MicroHTTP", "SheetStore", "SheetPolicy", "Crypto"]),
+        .target(name: "SheetService", dependencies: ["MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto"]),
         .executableTarget(name: "sheetd", dependencies: ["SheetService"], plugins: ["EmbedOpenAPI"]),
 
         // Build-time embedding of the top-level migrations/*.sql into the SheetStore module.
@@ -39,9 +42,10 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "TestSupport"]),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "TestSupport"]),
-        .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy"], resources: [.copy("Golden")]),
+        .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "TestSupport"]),
+        .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy", "SheetWire", "JSONKit", "TestSupport"], resources: [.copy("Golden")]),
         .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy", "TestSupport"]),
-        .testTarget(name: "SheetServiceTests", dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "Crypto", "TestSupport"]),
+        .testTarget(name: "SheetServiceTests", dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "TestSupport"]),
     ]
 )
 

@@ -1,3 +1,6 @@
+import TestSupport
+import SheetWire
+import JSONKit
 import Foundation
 import SheetPolicy
 import Testing

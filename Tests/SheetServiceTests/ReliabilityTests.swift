@@ -1,3 +1,5 @@
+import SheetWire
+import JSONKit
 import Foundation
 import MicroHTTP
 import SheetPolicy

@@ -206,6 +206,8 @@ extension SheetPolicy {
 
     /// Points as the JSON prints them (`320`, `412.5`).
     static func points(_ value: Double) -> String {
-        String(decoding: JSONWriter.encode(value), as: UTF8.self)
+        // Integral values without a fraction, others in Swift's shortest round-trip form: as the wire
+        // format prints them (SheetWire), so a trace line quotes the same number the JSON carries.
+        value.magnitude < 9_007_199_254_740_992 && Double(Int(value)) == value ? String(Int(value)) : value.description
     }
 }

@@ -1,3 +1,4 @@
+import JSONKit
 import MicroHTTP
 import SheetPolicy
 import SheetStore

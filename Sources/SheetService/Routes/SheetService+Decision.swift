@@ -1,3 +1,5 @@
+import SheetWire
+import JSONKit
 import Crypto
 import MicroHTTP
 import SheetPolicy

@@ -1,3 +1,6 @@
+public import JSONKit
+public import SheetPolicy
+
 extension Decision: JSONWritable {
     /// The API's response body: compact JSON, members in a fixed order, absent values as `null`.
     public func jsonBytes() -> [UInt8] {

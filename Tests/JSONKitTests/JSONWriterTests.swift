@@ -1,5 +1,6 @@
+import TestSupport
 import Foundation
-import SheetPolicy
+import JSONKit
 import Testing
 
 struct JSONWriterTests {
