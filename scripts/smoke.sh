@@ -64,6 +64,11 @@ header() {
   grep -i "^$1:" "$TMP/headers" | head -n 1 | sed 's/^[^:]*:[[:space:]]*//' | tr -d '\r'
 }
 
+ok() {
+  PASSED=$((PASSED + 1))
+  echo "ok  $1"
+}
+
 fail() {
   echo "FAIL $1"
   echo "     $2"
@@ -90,8 +95,7 @@ check() {
     esac
   done
   [ -n "$(header X-Request-Id)" ] || fail "$what" "no X-Request-Id header"
-  PASSED=$((PASSED + 1))
-  echo "ok  $what"
+  ok "$what"
 }
 
 # check_header DESCRIPTION NAME GLOB: the last exchange's header NAME matches the shell GLOB.
@@ -103,8 +107,7 @@ check_header() {
     $pattern) ;;
     *) fail "$what" "header $name is '${value}'" ;;
   esac
-  PASSED=$((PASSED + 1))
-  echo "ok  $what"
+  ok "$what"
 }
 
 count() { # count N SEQ [EVENT_ID]: report CONTAINER's count for USER_ID
@@ -164,8 +167,28 @@ api GET "$DECISION" "" -H "If-None-Match: $ETAG"
 check "the same decision with If-None-Match is 304" 304
 check_header "the 304 carries the same ETag" ETag "$ETAG"
 
+# A stream of the same decision, open while the user dismisses: the change is pushed.
+STREAM="${DECISION/decision?/decision/stream?}"
+curl -sN --max-time 10 -H "Authorization: Bearer $SHEETD_ADMIN_TOKEN" "$BASE$STREAM" >"$TMP/stream" 2>/dev/null &
+STREAM_PID=$!
+stream_events() { grep -c '^event: decision' "$TMP/stream" 2>/dev/null || true; }
+for _ in $(seq 100); do [ "$(stream_events)" -ge 1 ] && break; sleep 0.05; done
+if [ "$(stream_events)" -ge 1 ] && grep -q "^id: $ETAG" "$TMP/stream"; then
+  ok "the decision stream opens with the current decision (id = ETag)"
+else
+  fail "the decision stream opens with the current decision" "$(head -c 400 "$TMP/stream")"
+fi
+
 api POST "/v1/users/$USER_ID/dismissals" "{\"sheetId\": \"$CARD\", \"method\": \"swipe\"}"
 check "the user swipes the card sheet away: latched" 200 '"latched":true' '"stack":[]'
+
+for _ in $(seq 100); do [ "$(stream_events)" -ge 2 ] && break; sleep 0.05; done
+kill "$STREAM_PID" 2>/dev/null; wait "$STREAM_PID" 2>/dev/null
+if [ "$(stream_events)" -eq 2 ] && tail -n 3 "$TMP/stream" | grep -q '"reason":"latched"'; then
+  ok "the dismissal is pushed on the stream as one new decision (latched)"
+else
+  fail "the dismissal is pushed on the stream" "$(tail -c 400 "$TMP/stream")"
+fi
 
 api GET "$DECISION"
 check "it stays closed (latched)" 200 '"present":false' '"reason":"latched"'

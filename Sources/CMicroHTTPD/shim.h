@@ -35,6 +35,24 @@ static inline unsigned int cmhd_current_connections(struct MHD_Daemon *d)
 /// The value MHD_ContentReaderCallback returns to end a chunked stream.
 static inline ssize_t cmhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
 
+/// The value MHD_ContentReaderCallback returns to abort a chunked stream (the connection is closed).
+static inline ssize_t cmhd_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
+
+/// MHD_get_connection_info is variadic: the connection's socket (-1 when unknown).
+static inline int cmhd_connection_fd(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return i ? i->connect_fd : -1;
+}
+
+/// A chunked response whose body `reader` produces (MHD_SIZE_UNKNOWN is a macro Swift cannot import).
+/// `block_size` is allocated per response and unused for chunked bodies: keep it small.
+static inline struct MHD_Response *
+cmhd_create_stream_response(MHD_ContentReaderCallback reader, void *cls, MHD_ContentReaderFreeCallback release)
+{
+    return MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256, reader, cls, release);
+}
+
 /// MHD_OPTION_UNESCAPE_CALLBACK: leave the path and query arguments exactly as received. The Swift
 /// router decodes each path segment itself, so an encoded "/" (%2F) stays distinguishable from a
 /// separator, and query names and values are decoded (with "+" as space) on access.

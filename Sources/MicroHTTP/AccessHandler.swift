@@ -179,9 +179,18 @@ extension ServerCore {
     private func send(_ connection: OpaquePointer, _ response: HTTPResponse, state: RequestState,
                       methodPtr: UnsafePointer<CChar>, template: String?, slot: RouteMetrics, requestId: String) -> MHD_Result {
         let mhdResponse: OpaquePointer?
+        var startStream: (() -> Void)?
         switch response.content {
         case .deferred:
             preconditionFailure("a deferred response reached send() unsettled")
+        case .stream(let maxPendingBytes, let start):
+            let stream = EventStream(maxPendingBytes: maxPendingBytes, registry: streams)
+            stream.attach(connection)
+            if !streams.add(stream) { stream.end() }  // the server is stopping: the body ends at once
+            state.stream = stream
+            mhdResponse = cmhd_create_stream_response(eventStreamReader, Unmanaged.passRetained(stream).toOpaque(), eventStreamRelease)
+            if mhdResponse == nil { streams.remove(stream) }
+            startStream = { start(stream) }
         case .bytes(let body) where body.count >= SharedResponseBody.minimumBytes:
             mhdResponse = SharedResponseBody.response(body)
         case .bytes(let body):
@@ -213,6 +222,7 @@ extension ServerCore {
             _ = MHD_add_response_header(mhdResponse, "Connection", "close")
         }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+        if result == .YES { startStream?() }
 
         let duration = monotonicMicros() - state.startMicros
         slot.record(status: response.status, durationMicros: duration)

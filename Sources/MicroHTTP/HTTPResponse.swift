@@ -8,6 +8,9 @@ public struct HTTPResponse: Sendable {
         case bytes([UInt8])
         /// Started by the server with the promise that will carry the real response.
         case deferred(@Sendable (ResponsePromise) -> Void)
+        /// A chunked body written over time (Server-Sent Events): the server queues the response, then
+        /// calls `start` with the stream to write to.
+        case stream(maxPendingBytes: Int, start: @Sendable (EventStream) -> Void)
     }
 
     public var status: Int
@@ -20,7 +23,7 @@ public struct HTTPResponse: Sendable {
         get {
             switch content {
             case .bytes(let b): return b
-            case .deferred: return []
+            case .deferred, .stream: return []
             }
         }
         set { content = .bytes(newValue) }
@@ -48,6 +51,17 @@ public struct HTTPResponse: Sendable {
     public static func deferred(_ start: @escaping @Sendable (ResponsePromise) -> Void) -> HTTPResponse {
         var response = HTTPResponse(status: 200)
         response.content = .deferred(start)
+        return response
+    }
+
+    /// A long-lived chunked response (e.g. `text/event-stream`) with these headers. After the headers are
+    /// queued, `start` gets the stream: write to it from any thread, and `finish` it (or not: the client
+    /// leaving, the server stopping or more than `maxPendingBytes` waiting for a slow reader close it).
+    /// `start` must not use the request.
+    public static func stream(status: Int = 200, headers: [(String, String)], maxPendingBytes: Int,
+                              _ start: @escaping @Sendable (EventStream) -> Void) -> HTTPResponse {
+        var response = HTTPResponse(status: status, headers: headers)
+        response.content = .stream(maxPendingBytes: maxPendingBytes, start: start)
         return response
     }
 

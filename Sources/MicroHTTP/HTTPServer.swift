@@ -157,6 +157,9 @@ public final class HTTPServer: Sendable {
         }
         guard let (daemon, context) = running else { return }
         let core = context.takeUnretainedValue()
+        // Streams never go idle by themselves: end them now (after what their owners queued, such as
+        // a final shutdown event), so the drain below sees them complete.
+        core.streams.endAll()
         let (secs, attos) = drainTimeout.components
         let timeoutMicros = max(0, Int(secs) * 1_000_000 + Int(attos / 1_000_000_000_000))
         let deadline = monotonicMicros() + timeoutMicros

@@ -14,7 +14,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 65536
     /// Open connections across all workers. MHD does not refuse over the limit: new clients wait in the
     /// listen backlog. Kept below the open-file limit at start.
-    public var connectionLimit: Int = 4096
+    public var connectionLimit: Int = 16384
     /// Kernel listen backlog (capped by net.core.somaxconn).
     public var listenBacklog: Int = 1024
     /// Seconds a connection may sit idle (no socket I/O) before MHD closes it; frees keep-alive slots.

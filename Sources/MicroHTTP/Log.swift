@@ -151,7 +151,7 @@ func appendTimestamp(_ out: inout [UInt8]) {
 }
 
 /// Monotonic microseconds, for durations.
-@inline(__always) func monotonicMicros() -> Int {
+@inline(__always) public func monotonicMicros() -> Int {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec * 1_000_000 + ts.tv_nsec / 1000

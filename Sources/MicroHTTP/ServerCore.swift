@@ -18,6 +18,8 @@ final class ServerCore: Sendable {
     let lastDaemonMessage = Mutex<String?>(nil)
     /// Requests suspended while their deferred response is produced.
     let parked = ParkedRequests()
+    /// Long-lived streaming responses still open.
+    let streams = OpenStreams()
 
     init(table: RouteTable, metrics: HTTPMetrics, configuration: HTTPServerConfiguration, draining: Bool) {
         self.table = table
@@ -40,6 +42,8 @@ final class RequestState {
     /// Set while a deferred response is outstanding: MHD calls the access handler again after the
     /// promise resumes the connection, and that call sends the settled response.
     var deferred: (promise: ResponsePromise, target: RouteTable.Target, requestId: String)?
+    /// The body of a streaming response; told when the connection completes.
+    var stream: EventStream?
 
     init(startMicros: Int) { self.startMicros = startMicros }
 }
@@ -55,7 +59,9 @@ let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, m
 let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, _, reqCls, _ in
     guard let cls, let reqCls, let p = reqCls.pointee else { return }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-    Unmanaged<RequestState>.fromOpaque(p).release()
+    let state = Unmanaged<RequestState>.fromOpaque(p)
+    state.takeUnretainedValue().stream?.markCompleted()
+    state.release()
     reqCls.pointee = nil
     core.inFlight.wrappingSubtract(1, ordering: .relaxed)
     core.metrics.requestFinished()

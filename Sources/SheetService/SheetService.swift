@@ -18,14 +18,21 @@ public final class SheetService: Sendable {
     let decisions: DecisionCache
     /// Serializes catalog writes so the store and the snapshot change in the same order.
     let catalogWrites = Mutex(())
+    /// Wakes the streams and long-polls whose decision a write or a catalog change may have changed.
+    let feed = ChangeFeed()
+    let streams: DecisionStreams
+    let longPolls = LongPolls()
     let databaseErrors = Atomic<Int>(0)
     let draining = Atomic<Bool>(false)
 
     /// Builds the service and loads the catalog from the store.
     /// `decisionCacheUsers`: about how many users' decision answers are kept in memory (0: none).
+    /// `maxStreams`: open decision streams per process; `streamHeartbeatSeconds`: idle time before a heartbeat.
     public init(store: any SheetStore, tokens: TokenVerifier, metrics: HTTPMetrics, openAPIDocument: [UInt8],
-                decisionCacheUsers: Int = Configuration.defaultDecisionCacheUsers) throws {
+                decisionCacheUsers: Int = Configuration.defaultDecisionCacheUsers,
+                maxStreams: Int = Configuration.defaultMaxStreams, streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds) throws {
         self.store = store
+        self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         self.decisions = DecisionCache(users: decisionCacheUsers)
         self.tokens = tokens
         self.metrics = metrics
@@ -41,8 +48,16 @@ public final class SheetService: Sendable {
     /// The current catalog.
     public var catalog: Catalog { catalogSnapshot.current }
 
-    /// Readiness turns 503 from now on (SIGTERM).
-    public func beginDraining() { draining.store(true, ordering: .relaxed) }
+    /// Decision streams open now.
+    public var openStreamCount: Int { streams.openCount }
+
+    /// Readiness turns 503 from now on (SIGTERM); streams get a final `shutdown` event and end, waiting
+    /// long-polls answer 304, so clients reconnect to another instance.
+    public func beginDraining() {
+        draining.store(true, ordering: .relaxed)
+        streams.shutDown()
+        longPolls.expireAll()
+    }
 
     /// Every route of the service, on a new router.
     public func makeRouter() -> Router {
@@ -64,6 +79,7 @@ public final class SheetService: Sendable {
         router.add(.POST, "/v1/users/{userId}/presentations") { [self] in try reportPresentation($0) }
         router.add(.PUT, "/v1/users/{userId}/sheets/{sheetId}/content-height") { [self] in try reportContentHeight($0) }
         router.add(.GET, "/v1/users/{userId}/decision") { [self] in try decision($0) }
+        router.add(.GET, "/v1/users/{userId}/decision/stream") { [self] in try decisionStream($0) }
         router.add(.GET, "/v1/users/{userId}/state") { [self] in try userState($0) }
         router.add(.DELETE, "/v1/users/{userId}") { [self] in try deleteUser($0) }
         return router
@@ -75,6 +91,7 @@ public final class SheetService: Sendable {
             try store.putSheets(definitions.map { StoredSheet(id: $0.id, json: String(decoding: $0.canonicalJSON, as: UTF8.self)) })
             catalogSnapshot.withLock { catalog in for d in definitions { catalog.upsert(d) } }
         }
+        feed.catalogChanged()
     }
 
     /// Serves `definitions` without storing them, for this process only: at start when the database

@@ -83,8 +83,8 @@ public final class RawConnection: @unchecked Sendable {
         do { return try !fill() && buffer.isEmpty } catch { return false }
     }
 
-    /// Reads one response. `head`: the request was HEAD (no body follows whatever the headers say).
-    public func readResponse(head: Bool = false) throws -> RawResponse {
+    /// Reads the status line and headers of the next response, leaving its body unread (for streams).
+    public func readHead() throws -> RawResponse {
         var headerEnd: Int?
         while headerEnd == nil {
             headerEnd = findHeaderEnd()
@@ -102,7 +102,13 @@ public final class RawConnection: @unchecked Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingSpaces()))
         }
-        var response = RawResponse(status: status, headers: headers, body: [])
+        return RawResponse(status: status, headers: headers, body: [])
+    }
+
+    /// Reads one response. `head`: the request was HEAD (no body follows whatever the headers say).
+    public func readResponse(head: Bool = false) throws -> RawResponse {
+        var response = try readHead()
+        let status = response.status
         if head || status == 204 || status == 304 || (100..<200).contains(status) { return response }
         if let cl = response.header("Content-Length"), let n = Int(cl) {
             while buffer.count < n {
@@ -141,19 +147,29 @@ public final class RawConnection: @unchecked Sendable {
 
     private func readChunked() throws -> [UInt8] {
         var body: [UInt8] = []
-        while true {
-            let sizeLine = try readLine()
-            guard let size = Int(sizeLine.split(separator: ";")[0], radix: 16) else { throw ClientError(description: "bad chunk") }
-            if size == 0 {
-                _ = try readLine()
-                return body
-            }
-            while buffer.count < size + 2 {
-                guard try fill() else { throw ClientError(description: "short chunk") }
-            }
-            body.append(contentsOf: buffer[0..<size])
-            buffer.removeFirst(size + 2)
+        while let chunk = try readChunk() { body.append(contentsOf: chunk) }
+        return body
+    }
+
+    /// The data of the next chunk of a chunked body; nil after the last (empty) chunk.
+    public func readChunk() throws -> [UInt8]? {
+        let sizeLine = try readLine()
+        guard let size = Int(sizeLine.split(separator: ";")[0], radix: 16) else { throw ClientError(description: "bad chunk") }
+        if size == 0 {
+            _ = try readLine()
+            return nil
         }
+        while buffer.count < size + 2 {
+            guard try fill() else { throw ClientError(description: "short chunk") }
+        }
+        defer { buffer.removeFirst(size + 2) }
+        return Array(buffer[0..<size])
+    }
+
+    /// Changes how long one read may wait.
+    public func setReadTimeout(milliseconds: Int) {
+        var tv = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Sends a request and reads its response.

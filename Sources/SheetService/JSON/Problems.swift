@@ -32,6 +32,11 @@ enum Problems {
         status: 415, slug: "unsupported-media-type", title: "Unsupported media type",
         detail: "the request body must be sent with Content-Type: application/json")
 
+    static func tooManyRequests(_ detail: String, retryAfterSeconds: Int) -> Problem {
+        Problem(status: 429, slug: "too-many-requests", title: "Too Many Requests", detail: detail,
+                headers: [("Retry-After", String(retryAfterSeconds))])
+    }
+
     static func unavailable(_ detail: String) -> Problem {
         Problem(status: 503, slug: "unavailable", title: "Service unavailable", detail: detail, headers: [("Retry-After", "1")])
     }

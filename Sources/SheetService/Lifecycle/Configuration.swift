@@ -26,6 +26,10 @@ public struct Configuration: Sendable {
     public var tokenClockSkewSeconds = 60
     public var decisionCacheUsers = Configuration.defaultDecisionCacheUsers
     public static let defaultDecisionCacheUsers = 65_536
+    public var maxStreams = Configuration.defaultMaxStreams
+    public static let defaultMaxStreams = 10_000
+    public var streamHeartbeatSeconds = Configuration.defaultStreamHeartbeatSeconds
+    public static let defaultStreamHeartbeatSeconds = 15
 
     public init() {}
 
@@ -40,10 +44,12 @@ public struct Configuration: Sendable {
         ("--synchronous", "SHEETD_SYNCHRONOUS", "SQLite synchronous: NORMAL or FULL (NORMAL)"),
         ("--log-level", "SHEETD_LOG_LEVEL", "debug, info, warn or error (info)"),
         ("--access-log", "SHEETD_ACCESS_LOG", "one JSON line per request: true or false (true)"),
-        ("--connection-limit", "SHEETD_CONNECTION_LIMIT", "open connections at most (4096)"),
+        ("--connection-limit", "SHEETD_CONNECTION_LIMIT", "open connections at most, streams included (16384)"),
         ("--idle-timeout", "SHEETD_IDLE_TIMEOUT", "seconds before an idle connection is closed (30)"),
         ("--drain-timeout", "SHEETD_DRAIN_TIMEOUT", "seconds in-flight requests get on SIGTERM (10)"),
         ("--decision-cache", "SHEETD_DECISION_CACHE", "users whose decisions are kept in memory, 0 turns it off (65536)"),
+        ("--max-streams", "SHEETD_MAX_STREAMS", "open decision streams per process, 503 above (10000)"),
+        ("--stream-heartbeat", "SHEETD_STREAM_HEARTBEAT", "seconds between heartbeats of an idle decision stream (15)"),
         ("--env", "SHEETD_ENV", "development or production (development)"),
         ("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file"),
         ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
@@ -116,6 +122,10 @@ public struct Configuration: Sendable {
         if let v = values["--drain-timeout"] { c.drainTimeoutSeconds = try integer(v, "--drain-timeout/SHEETD_DRAIN_TIMEOUT", 0...600) }
         if let v = values["--decision-cache"] {
             c.decisionCacheUsers = try integer(v, "--decision-cache/SHEETD_DECISION_CACHE", 0...16_777_216)
+        }
+        if let v = values["--max-streams"] { c.maxStreams = try integer(v, "--max-streams/SHEETD_MAX_STREAMS", 0...1_000_000) }
+        if let v = values["--stream-heartbeat"] {
+            c.streamHeartbeatSeconds = try integer(v, "--stream-heartbeat/SHEETD_STREAM_HEARTBEAT", 1...3600)
         }
         if let v = values["--env"] {
             guard let e = Environment(rawValue: v.lowercased()) else {

@@ -54,7 +54,8 @@ public enum ServiceRunner {
         let service: SheetService
         do {
             service = try SheetService(store: store, tokens: tokens, metrics: metrics, openAPIDocument: openAPIDocument,
-                                       decisionCacheUsers: configuration.decisionCacheUsers)
+                                       decisionCacheUsers: configuration.decisionCacheUsers, maxStreams: configuration.maxStreams,
+                                       streamHeartbeatSeconds: configuration.streamHeartbeatSeconds)
             for list in catalogDefinitions {
                 do {
                     try service.loadCatalog(list.definitions)

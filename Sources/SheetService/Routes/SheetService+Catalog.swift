@@ -35,6 +35,7 @@ extension SheetService {
             catalogSnapshot.withLock { $0.upsert(definition) }
             return created
         }
+        feed.catalogChanged()
         return .json(created ? 201 : 200, json, headers: created ? [("Location", "/v1/sheets/\(id)")] : [])
     }
 
@@ -46,6 +47,7 @@ extension SheetService {
             catalogSnapshot.withLock { $0.remove(id: id) }
             return existed
         }
+        if existed { feed.catalogChanged() }
         guard existed else { throw Problems.notFound("no sheet '\(id)' in the catalog") }
         return .empty(204)
     }

@@ -10,26 +10,60 @@ extension SheetService {
     func decision(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
         let context = try DecisionQuery.context(from: request)
-        let answer: DecisionCache.Answer
+        let answer = try currentAnswer(userId: userId, context: context)
+        if let condition = request.header("If-None-Match"), EntityTag.matches(condition, answer.etag) {
+            if let wait = PreferWait.seconds(request.header("Prefer")) {
+                return longPoll(userId: userId, context: context, etag: answer.etag, waitSeconds: wait)
+            }
+            return Self.notModified(answer.etag)
+        }
+        return Self.decisionResponse(answer)
+    }
+
+    /// The decision for this user and context: from the cache, or computed from the stored state (and cached).
+    func currentAnswer(userId: String, context: ClientContext) throws(Problem) -> DecisionCache.Answer {
         if let cached = decisions.lookup(userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion) {
-            answer = cached
-        } else {
-            let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
-            let epoch = decisions.epoch(of: userId)  // before the state is read
-            let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
-            let body = SheetPolicy.decide(catalog: catalog, state: state, context: context).jsonBytes()
-            // Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
-            // (Array(...) here, where the slice type is known: the generic overload walks it through witnesses.)
-            answer = decisions.answer(userId: userId, body: body) { "\"" + Hex.encode(Array(SHA256.hash($0).prefix(16))) + "\"" }
-            decisions.insert(userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, answer: answer)
+            return cached
         }
-        let etag = answer.etag
-        if let condition = request.header("If-None-Match"), EntityTag.matches(condition, etag) {
-            return .empty(304, headers: [("ETag", etag), ("Cache-Control", "no-cache")])
-        }
+        let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
+        let epoch = decisions.epoch(of: userId)  // before the state is read
+        let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
+        let body = SheetPolicy.decide(catalog: catalog, state: state, context: context).jsonBytes()
+        // Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
+        // (Array(...) here, where the slice type is known: the generic overload walks it through witnesses.)
+        let answer = decisions.answer(userId: userId, body: body) { "\"" + Hex.encode(Array(SHA256.hash($0).prefix(16))) + "\"" }
+        decisions.insert(userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, answer: answer)
+        return answer
+    }
+
+    /// The 200 answer of the decision route.
+    static func decisionResponse(_ answer: DecisionCache.Answer, extraHeaders: [(String, String)] = []) -> HTTPResponse {
         // One header array (not `.json(headers:)`, which concatenates two): this is the hottest route.
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("ETag", etag), ("Cache-Control", "no-cache")],
-                            body: answer.body)
+        var headers = [("Content-Type", "application/json"), ("ETag", answer.etag), ("Cache-Control", "no-cache")]
+        if !extraHeaders.isEmpty { headers += extraHeaders }
+        return HTTPResponse(status: 200, headers: headers, body: answer.body)
+    }
+
+    /// The 304 answer of the decision route.
+    static func notModified(_ etag: String, extraHeaders: [(String, String)] = []) -> HTTPResponse {
+        .empty(304, headers: [("ETag", etag), ("Cache-Control", "no-cache")] + extraHeaders)
+    }
+
+    /// Holds the request until the decision differs from `etag` or `waitSeconds` pass.
+    private func longPoll(userId: String, context: ClientContext, etag: String, waitSeconds: Int) -> HTTPResponse {
+        .deferred { [self] promise in
+            let poll = LongPoll(
+                userId: userId, context: context, etag: etag, waitSeconds: waitSeconds, promise: promise,
+                answer: { [self] in try? currentAnswer(userId: $0, context: $1) },
+                done: { [self] in
+                    feed.remove($0)
+                    longPolls.remove($0)
+                })
+            guard longPolls.add(poll) else { return poll.expire() }
+            feed.add(poll)
+            // A change committed between the answer above and the registration: look once more.
+            feed.schedule(poll)
+        }
     }
 
     func userState(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
@@ -80,7 +114,10 @@ extension SheetService {
 
     func deleteUser(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
-        defer { decisions.invalidate(userId) }
+        defer {
+            decisions.invalidate(userId)
+            feed.userChanged(userId)
+        }
         try storage { () throws(StoreError) in try store.deleteUser(userId: userId) }
         return .empty(204)
     }

@@ -118,6 +118,7 @@ extension SheetService {
             store.submit(userId: userId, eventId: storedEventId, body) { [self] result in
                 // After the commit (or the failure), before the answer: cached decisions of this user are stale.
                 decisions.invalidate(userId)
+                if case .success(let event) = result, !event.replayed { feed.userChanged(userId) }
                 promise.complete {
                     switch result {
                     case .success(let event):

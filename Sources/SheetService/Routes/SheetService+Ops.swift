@@ -28,6 +28,8 @@ extension SheetService {
             + Self.family("sheetd_store_checkpoints_total", "counter", "Background WAL checkpoints.", "\(writes.checkpoints)")
             + Self.family("sheetd_store_wal_restarts_total", "counter",
                           "Checkpoints by the writer that let the WAL start over.", "\(writes.walRestarts)")
+            + Self.family("sheetd_streams_open", "gauge", "Open decision streams (Server-Sent Events).", "\(streams.openCount)")
+            + Self.family("sheetd_long_polls_waiting", "gauge", "Decision requests held by Prefer: wait.", "\(longPolls.count)")
             + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalog.sheets.count)")
             + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(Self.version)\"}")
     }

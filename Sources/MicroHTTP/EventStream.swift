@@ -1,0 +1,231 @@
+internal import CMicroHTTPD
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The body of a long-lived response (Server-Sent Events): bytes written from any thread, sent as a
+/// chunked body without holding a worker thread while there is nothing to send.
+///
+/// MHD pulls the body through a reader callback on the connection's worker thread. With nothing
+/// pending, the reader suspends the connection (a reader returning 0 without suspending busy-loops a
+/// core); `send` resumes it, but only when the reader suspended it (resuming a connection that is not
+/// suspended is undefined in MHD). Both steps run under one lock, so no wake-up is lost.
+///
+/// A stream ends when its owner calls `finish` (pending bytes are sent first), when the server stops,
+/// when the client goes away, or when a reader is too slow: more than `maxPendingBytes` waiting closes
+/// the connection at once, so one slow client can never hold memory or delay other streams.
+public final class EventStream: Sendable {
+    /// `@unchecked Sendable` invariant: `connection` is only used under the stream's lock, and only while
+    /// `completed` is false (MHD frees the connection after NOTIFY_COMPLETED, which sets it).
+    private struct State: @unchecked Sendable {
+        var connection: OpaquePointer?
+        /// The connection's socket: shut down to drop a reader that is too slow.
+        var socket: Int32 = -1
+        var pending: [UInt8] = []
+        /// Bytes of `pending` already handed to MHD.
+        var sent = 0
+        /// The reader suspended the connection and nobody resumed it yet.
+        var suspended = false
+        /// No more bytes are accepted; the reader ends the body once `pending` is sent.
+        var ending = false
+        /// Too slow a reader: the reader aborts the connection.
+        var overflowed = false
+        /// The connection completed (NOTIFY_COMPLETED): nothing may touch it any more.
+        var completed = false
+        var lastWriteMicros: Int
+        var onClose: (@Sendable (EventStream) -> Void)?
+    }
+
+    private let state: Mutex<State>
+    /// Bytes allowed to wait for a slow reader before the stream is closed.
+    public let maxPendingBytes: Int
+    /// Where this stream is registered while open (nil in socket-free tests).
+    private let registry: OpenStreams?
+
+    init(maxPendingBytes: Int, registry: OpenStreams?) {
+        self.maxPendingBytes = maxPendingBytes
+        self.registry = registry
+        self.state = Mutex(State(lastWriteMicros: monotonicMicros()))
+    }
+
+    /// Queues `bytes`; false when the stream is closed or ending (then nothing was queued). More than
+    /// `maxPendingBytes` waiting closes the stream (and answers false).
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        state.withLock { s in
+            guard !s.ending, !s.completed else { return false }
+            if s.pending.count - s.sent + bytes.count > maxPendingBytes {
+                s.overflowed = true
+                s.ending = true
+                // A peer that reads nothing never lets MHD call the reader again: shutting the socket down
+                // makes its next send fail, and MHD closes the connection. (MHD closes the descriptor only
+                // after NOTIFY_COMPLETED, which `completed` guards, so it is still this connection's.)
+                if s.socket >= 0 { _ = shutdown(s.socket, Int32(SHUT_RDWR)) }
+                wake(&s)
+                return false
+            }
+            if s.sent > 0 && s.sent == s.pending.count {
+                s.pending.removeAll(keepingCapacity: true)
+                s.sent = 0
+            }
+            s.pending.append(contentsOf: bytes)
+            s.lastWriteMicros = monotonicMicros()
+            wake(&s)
+            return true
+        }
+    }
+
+    /// Queues `bytes` (when given) as the last ones, then ends the body. Idempotent.
+    public func finish(with bytes: [UInt8]? = nil) {
+        state.withLock { s in
+            guard !s.ending, !s.completed else { return }
+            if let bytes { s.pending.append(contentsOf: bytes) }
+            s.ending = true
+            wake(&s)
+        }
+    }
+
+    /// Whether the stream still takes bytes.
+    public var isOpen: Bool { state.withLock { !$0.ending && !$0.completed } }
+
+    /// Microseconds (monotonic) of the last `send`, for heartbeats of idle streams.
+    public var lastWriteMicros: Int { state.withLock { $0.lastWriteMicros } }
+
+    /// Runs `handler` once, on any thread, when the connection is gone (client closed, finished, server
+    /// stopped, too slow). Runs at once when that already happened.
+    public func onClose(_ handler: @escaping @Sendable (EventStream) -> Void) {
+        let runNow = state.withLock { s -> Bool in
+            if s.completed { return true }
+            s.onClose = handler
+            return false
+        }
+        if runNow { handler(self) }
+    }
+
+    /// Under the lock: resumes the connection when the reader parked it.
+    private func wake(_ s: inout State) {
+        guard s.suspended, let connection = s.connection, !s.completed else { return }
+        s.suspended = false
+        MHD_resume_connection(connection)
+    }
+
+    // MARK: - Server side
+
+    /// The connection whose response this stream is; set once, before the response is queued.
+    func attach(_ connection: OpaquePointer) {
+        let fd = cmhd_connection_fd(connection)
+        state.withLock {
+            $0.connection = connection
+            $0.socket = fd
+        }
+        // The kernel's send buffer grows to megabytes for a peer that does not read; a fixed one keeps what
+        // a slow reader can hold small, so the pending cap above is what decides.
+        if fd >= 0 {
+            var size = Int32(Self.socketSendBufferBytes)
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
+    /// The send buffer of a stream's socket (the kernel doubles it for its bookkeeping).
+    static let socketSendBufferBytes = 32 * 1024
+
+    /// MHD's reader callback (on the connection's worker thread): copies pending bytes into `buffer`,
+    /// or suspends the connection and returns 0, or ends the body.
+    func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
+        state.withLock { s in
+            if s.overflowed { return cmhd_end_with_error() }
+            let available = s.pending.count - s.sent
+            if available > 0 {
+                let n = min(max, available)
+                s.pending.withUnsafeBytes { raw in
+                    _ = memcpy(buffer, raw.baseAddress! + s.sent, n)
+                }
+                s.sent += n
+                return n
+            }
+            if s.ending { return cmhd_end_of_stream() }
+            guard let connection = s.connection else { return cmhd_end_with_error() }
+            s.suspended = true
+            MHD_suspend_connection(connection)
+            return 0
+        }
+    }
+
+    /// NOTIFY_COMPLETED: the connection is gone; runs the close handler once.
+    func markCompleted() {
+        let handler = state.withLock { s -> (@Sendable (EventStream) -> Void)? in
+            guard !s.completed else { return nil }
+            s.completed = true
+            s.ending = true
+            s.suspended = false
+            s.connection = nil
+            s.socket = -1
+            s.pending = []
+            s.sent = 0
+            defer { s.onClose = nil }
+            return s.onClose
+        }
+        registry?.remove(self)
+        handler?(self)
+    }
+
+    /// Server shutdown: ends the body after what is pending, resuming a parked reader.
+    func end() {
+        state.withLock { s in
+            guard !s.completed else { return }
+            s.ending = true
+            wake(&s)
+        }
+    }
+}
+
+/// The open streams of a server: before `MHD_stop_daemon` every one must be ended and resumed (MHD
+/// aborts when stopped with a suspended connection).
+final class OpenStreams: Sendable {
+    private struct Registry {
+        var streams: [ObjectIdentifier: EventStream] = [:]
+        var closed = false
+    }
+    private let registry = Mutex(Registry())
+
+    /// Registers a stream about to be answered; false once `endAll` ran (the stream is then ended at once).
+    func add(_ stream: EventStream) -> Bool {
+        registry.withLock { r in
+            if r.closed { return false }
+            r.streams[ObjectIdentifier(stream)] = stream
+            return true
+        }
+    }
+
+    func remove(_ stream: EventStream) {
+        _ = registry.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+    }
+
+    var count: Int { registry.withLock { $0.streams.count } }
+
+    /// Ends every open stream (after its pending bytes) and refuses new ones. Returns how many were open.
+    @discardableResult
+    func endAll() -> Int {
+        let all = registry.withLock { r in
+            r.closed = true
+            return Array(r.streams.values)
+        }
+        for stream in all { stream.end() }
+        return all.count
+    }
+}
+
+/// MHD's reader callback for an `EventStream` response.
+let eventStreamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
+    guard let cls, let buffer else { return cmhd_end_with_error() }
+    return Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue().read(into: buffer, max: max)
+}
+
+/// MHD's free callback for an `EventStream` response: drops the response's retain.
+let eventStreamRelease: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    Unmanaged<EventStream>.fromOpaque(cls).release()
+}

@@ -1,0 +1,52 @@
+import MicroHTTP
+import SheetPolicy
+import Synchronization
+
+/// `GET /v1/users/{userId}/decision/stream`: the decision as Server-Sent Events, pushed when it changes.
+extension SheetService {
+    func decisionStream(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let userId = try authorizeUser(request)
+        let context = try DecisionQuery.context(from: request)
+        if draining.load(ordering: .relaxed) {
+            throw Problems.unavailable("sheetd is shutting down; reconnect to another instance")
+        }
+        do {
+            try streams.reserve(userId)
+        } catch .processFull {
+            throw Problems.unavailable("this instance holds its maximum of \(streams.maxStreams) streams; retry shortly")
+        } catch {
+            throw Problems.tooManyRequests(
+                "user '\(userId)' already has \(streams.maxStreamsPerUser) open decision streams; close one first", retryAfterSeconds: 5)
+        }
+        let answer: DecisionCache.Answer
+        do {
+            answer = try currentAnswer(userId: userId, context: context)
+        } catch {
+            streams.release(userId)
+            throw error
+        }
+        let headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
+        if request.method == .HEAD {
+            streams.release(userId)
+            return .empty(200, headers: headers)
+        }
+        // A reconnecting client that already has this decision gets no first event.
+        let upToDate = request.header("Last-Event-ID").map { EntityTag.matches($0, answer.etag) || "\"\($0)\"" == answer.etag } ?? false
+        return .stream(headers: headers, maxPendingBytes: DecisionStreams.maxPendingBytes) { [self] body in
+            let stream = DecisionStream(
+                userId: userId, context: context, body: body, lastETag: answer.etag,
+                answer: { [self] in try? currentAnswer(userId: $0, context: $1) })
+            var first = Array("retry: \(DecisionStreams.retryMillis)\n\n".utf8)
+            if !upToDate { first += DecisionStream.event(answer) }
+            body.send(first)
+            guard streams.open(stream) else { return body.finish(with: DecisionStreams.shutdownEvent) }
+            feed.add(stream)
+            body.onClose { [self] _ in
+                feed.remove(stream)
+                streams.close(stream)
+            }
+            // A change committed between the answer above and the registration: look once more.
+            feed.schedule(stream)
+        }
+    }
+}

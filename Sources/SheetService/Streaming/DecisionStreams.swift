@@ -1,0 +1,156 @@
+import Dispatch
+import MicroHTTP
+import SheetPolicy
+import Synchronization
+
+/// The open decision streams of this process: their limits, heartbeats and shutdown.
+final class DecisionStreams: Sendable {
+    /// Why a new stream was refused.
+    enum Refusal: Error { case processFull, userFull }
+
+    private struct Registry {
+        var open: [ObjectIdentifier: DecisionStream] = [:]
+        var perUser: [String: Int] = [:]
+        /// Reserved by a route that has not started its stream yet (counted against the limits).
+        var reserved = 0
+        var closed = false
+    }
+
+    let maxStreams: Int
+    let maxStreamsPerUser: Int
+    let heartbeatSeconds: Int
+    /// Bytes a slow reader may leave unread before its stream is closed.
+    static let maxPendingBytes = 256 * 1024
+    /// Sent first: how long an EventSource waits before reconnecting (milliseconds).
+    static let retryMillis = 2000
+
+    private let registry = Mutex(Registry())
+    private let heartbeatQueue = DispatchQueue(label: "sheetd.stream-heartbeat")
+    private let stopped = Atomic<Bool>(false)
+
+    init(maxStreams: Int, maxStreamsPerUser: Int = 8, heartbeatSeconds: Int) {
+        self.maxStreams = maxStreams
+        self.maxStreamsPerUser = maxStreamsPerUser
+        self.heartbeatSeconds = heartbeatSeconds
+        scheduleHeartbeats()
+    }
+
+    deinit { stopped.store(true, ordering: .relaxed) }
+
+    /// Every half interval: a stream idle for a whole interval gets its heartbeat within 1.5 intervals at
+    /// worst, and streams that carried an event recently get none.
+    private func scheduleHeartbeats() {
+        heartbeatQueue.asyncAfter(deadline: .now() + .milliseconds(heartbeatSeconds * 500)) { [weak self] in
+            guard let self, !stopped.load(ordering: .relaxed) else { return }
+            sendHeartbeats()
+            scheduleHeartbeats()
+        }
+    }
+
+    var openCount: Int { registry.withLock { $0.open.count } }
+
+    /// Takes one place for `userId`, or says which limit is reached. Pair with `open` or `release`.
+    func reserve(_ userId: String) throws(Refusal) {
+        try registry.withLock { r throws(Refusal) in
+            if r.closed || r.open.count + r.reserved >= maxStreams { throw .processFull }
+            if r.perUser[userId, default: 0] >= maxStreamsPerUser { throw .userFull }
+            r.reserved += 1
+            r.perUser[userId, default: 0] += 1
+        }
+    }
+
+    /// Gives back a reservation that was never opened.
+    func release(_ userId: String) {
+        registry.withLock { r in
+            r.reserved -= 1
+            Self.decrement(&r.perUser, userId)
+        }
+    }
+
+    /// Turns a reservation into an open stream; false when shutdown began meanwhile.
+    func open(_ stream: DecisionStream) -> Bool {
+        registry.withLock { r in
+            r.reserved -= 1
+            guard !r.closed else {
+                Self.decrement(&r.perUser, stream.userId)
+                return false
+            }
+            r.open[ObjectIdentifier(stream)] = stream
+            return true
+        }
+    }
+
+    func close(_ stream: DecisionStream) {
+        registry.withLock { r in
+            if r.open.removeValue(forKey: ObjectIdentifier(stream)) != nil { Self.decrement(&r.perUser, stream.userId) }
+        }
+    }
+
+    /// Shutdown: every stream gets a final `shutdown` event and ends; new ones are refused.
+    func shutDown() {
+        let all = registry.withLock { r in
+            r.closed = true
+            return Array(r.open.values)
+        }
+        stopped.store(true, ordering: .relaxed)
+        for stream in all { stream.body.finish(with: Self.shutdownEvent) }
+    }
+
+    static let shutdownEvent = Array("event: shutdown\ndata: {}\n\n".utf8)
+    static let heartbeat = Array(": heartbeat\n\n".utf8)
+
+    private func sendHeartbeats() {
+        let streams = registry.withLock { Array($0.open.values) }
+        let idleSince = monotonicMicros() - heartbeatSeconds * 1_000_000 + 50_000
+        for stream in streams where stream.body.lastWriteMicros <= idleSince {
+            stream.body.send(Self.heartbeat)
+        }
+    }
+
+    private static func decrement(_ counts: inout [String: Int], _ userId: String) {
+        let n = (counts[userId] ?? 1) - 1
+        counts[userId] = n > 0 ? n : nil
+    }
+}
+
+/// One client's `text/event-stream` of one decision: an event whenever the decision's bytes change.
+final class DecisionStream: DecisionWatcher {
+    let userId: String
+    let context: ClientContext
+    let body: EventStream
+    /// The ETag of the last decision the client has (sent, or named by `Last-Event-ID`). Held while a
+    /// recheck computes and sends, so concurrent rechecks of this stream run one after the other and
+    /// the last one reads the newest state.
+    private let lastETag: Mutex<String>
+    private let answer: @Sendable (String, ClientContext) -> DecisionCache.Answer?
+
+    init(userId: String, context: ClientContext, body: EventStream, lastETag: String,
+         answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Answer?) {
+        self.userId = userId
+        self.context = context
+        self.body = body
+        self.lastETag = Mutex(lastETag)
+        self.answer = answer
+    }
+
+    func recheck() {
+        lastETag.withLock { last in
+            // A failed read (database unavailable) sends nothing; the next change tries again.
+            guard body.isOpen, let current = answer(userId, context), current.etag != last else { return }
+            if body.send(Self.event(current)) { last = current.etag }
+        }
+    }
+
+    /// `id:` (the ETag, as the `ETag` header carries it), `event: decision` and the decision JSON, which
+    /// is one line (JSON escapes line breaks inside strings).
+    static func event(_ answer: DecisionCache.Answer) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(answer.body.count + answer.etag.utf8.count + 32)
+        bytes.append(contentsOf: "id: ".utf8)
+        bytes.append(contentsOf: answer.etag.utf8)
+        bytes.append(contentsOf: "\nevent: decision\ndata: ".utf8)
+        bytes.append(contentsOf: answer.body)
+        bytes.append(contentsOf: "\n\n".utf8)
+        return bytes
+    }
+}
