@@ -1,10 +1,12 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetWire, SheetPolicy, Crypto, JSONKit};
+// Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
 // SheetWire (the API's wire format of policy values) → {SheetPolicy, JSONKit};
-// SheetStore → {SQLiteKit, SheetPolicy, Crypto}; SQLiteKit → CSQLite; MicroHTTP → CMicroHTTPD;
-// Crypto → CCrypto. SheetPolicy and JSONKit depend on nothing but the standard library.
+// SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite; MicroHTTP → {CMicroHTTPD, Concurrency};
+// Crypto → CCrypto. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
+// (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
+// and Synchronization.
 let package = Package(
     name: "sheetd",
     products: [
@@ -16,18 +18,21 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
+        .target(name: "Concurrency"),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
-        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD"]),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Concurrency"]),
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
         .target(name: "SheetPolicy"),
         .target(name: "JSONKit"),
         .target(name: "SheetWire", dependencies: ["SheetPolicy", "JSONKit"]),
         .target(
             name: "SheetStore",
-            dependencies: ["SQLiteKit", "SheetPolicy", "Crypto"],
+            dependencies: ["SQLiteKit", "SheetPolicy", "Crypto", "Concurrency"],
             plugins: ["EmbedMigrations"]
         ),
-        .target(name: "SheetService", dependencies: ["MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto"]),
+        .target(
+            name: "SheetService",
+            dependencies: ["MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency"]),
         .executableTarget(name: "sheetd", dependencies: ["SheetService"], plugins: ["EmbedOpenAPI"]),
 
         // Build-time embedding of the top-level migrations/*.sql into the SheetStore module.
@@ -39,13 +44,16 @@ let package = Package(
 
         // Helpers shared by the test targets (temporary directories, a raw-socket HTTP client).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "TestSupport"]),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "TestSupport"]),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "TestSupport"]),
         .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy", "SheetWire", "JSONKit", "TestSupport"], resources: [.copy("Golden")]),
-        .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy", "TestSupport"]),
-        .testTarget(name: "SheetServiceTests", dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "TestSupport"]),
+        .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy", "Concurrency", "TestSupport"]),
+        .testTarget(
+            name: "SheetServiceTests",
+            dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport"]),
     ]
 )
 

@@ -2,6 +2,8 @@ internal import CMicroHTTPD
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// The request flow through MHD's access handler (see docs/mhd-sqlite-notes.md):

@@ -1,3 +1,4 @@
+import Concurrency
 import Synchronization
 
 /// Request metrics for the Prometheus text format: requests by route template and status, a latency
@@ -103,10 +104,7 @@ private func escapeLabel(_ s: String) -> String {
 }
 
 /// Counters for one route template.
-///
-/// `@unchecked Sendable` invariant: `cells` is allocated and initialized once in `init`, never
-/// reallocated, only accessed through `Atomic` operations, and freed in `deinit`.
-final class RouteMetrics: @unchecked Sendable {
+final class RouteMetrics: Sendable {
     let route: String
     private static let statusBase = 100
     private static let statusCount = 500  // 100...599
@@ -116,32 +114,25 @@ final class RouteMetrics: @unchecked Sendable {
     private static let totalIndex = sumIndex + 1
     private static let cellCount = totalIndex + 1
 
-    private let cells: UnsafeMutablePointer<Atomic<Int>>
+    private let cells = AtomicCounters(count: RouteMetrics.cellCount)
 
     init(route: String) {
         self.route = route
-        cells = .allocate(capacity: RouteMetrics.cellCount)
-        for i in 0..<RouteMetrics.cellCount { (cells + i).initialize(to: Atomic(0)) }
-    }
-
-    deinit {
-        cells.deinitialize(count: RouteMetrics.cellCount)
-        cells.deallocate()
     }
 
     func record(status: Int, durationMicros: Int) {
         let s = (100...599).contains(status) ? status : 500
-        cells[s - RouteMetrics.statusBase].wrappingAdd(1, ordering: .relaxed)
+        cells.add(1, at: s - RouteMetrics.statusBase)
         var b = 0
         let bounds = HTTPMetrics.bucketBoundsMicros
         while b < bounds.count && durationMicros > bounds[b] { b += 1 }
-        cells[RouteMetrics.bucketBase + b].wrappingAdd(1, ordering: .relaxed)
-        cells[RouteMetrics.sumIndex].wrappingAdd(max(0, durationMicros), ordering: .relaxed)
-        cells[RouteMetrics.totalIndex].wrappingAdd(1, ordering: .relaxed)
+        cells.add(1, at: RouteMetrics.bucketBase + b)
+        cells.add(max(0, durationMicros), at: RouteMetrics.sumIndex)
+        cells.add(1, at: RouteMetrics.totalIndex)
     }
 
-    func count(status: Int) -> Int { cells[status - RouteMetrics.statusBase].load(ordering: .relaxed) }
-    func bucket(_ i: Int) -> Int { cells[RouteMetrics.bucketBase + i].load(ordering: .relaxed) }
-    var sumMicros: Int { cells[RouteMetrics.sumIndex].load(ordering: .relaxed) }
-    var total: Int { cells[RouteMetrics.totalIndex].load(ordering: .relaxed) }
+    func count(status: Int) -> Int { cells.load(status - RouteMetrics.statusBase) }
+    func bucket(_ i: Int) -> Int { cells.load(RouteMetrics.bucketBase + i) }
+    var sumMicros: Int { cells.load(RouteMetrics.sumIndex) }
+    var total: Int { cells.load(RouteMetrics.totalIndex) }
 }

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A minimal blocking HTTP/1.1 GET over a plain socket, for `sheetd healthcheck` inside a container
 /// that has no curl. Returns the status code, or nil when nothing answered in time.

@@ -1,6 +1,8 @@
 internal import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// One request, as a handler sees it. Valid only during the handler call: header and query lookups

@@ -2,6 +2,8 @@ internal import CMicroHTTPD
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// Why `HTTPServer.start()` failed, in one human-readable line.

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// How the server listens and what it tolerates. Every limit is deliberate; see the README's table.

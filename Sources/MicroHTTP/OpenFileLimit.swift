@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// Raises the soft RLIMIT_NOFILE to the hard limit (capped at 1,048,576 when the hard limit is

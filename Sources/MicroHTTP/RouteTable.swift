@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// The compiled, immutable routing trie. Matching walks the raw path bytes MHD hands over (no String,

@@ -2,6 +2,8 @@ internal import CMicroHTTPD
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// Everything the MHD callbacks need, immutable after start except the atomics. Passed to MHD as the

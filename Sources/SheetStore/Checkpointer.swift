@@ -1,4 +1,5 @@
 import SQLiteKit
+import Concurrency
 import Dispatch
 import Synchronization
 #if canImport(Glibc)

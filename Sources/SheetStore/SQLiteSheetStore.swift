@@ -1,6 +1,7 @@
 public import SheetPolicy
 import SQLiteKit
 import Crypto
+import Concurrency
 import Synchronization
 import Dispatch
 #if canImport(Glibc)
@@ -55,7 +56,7 @@ public final class SQLiteSheetStore: SheetStore {
     /// Runs the batches (see `drainQueue`); serial, so there is one writer.
     private let writerQueue = DispatchQueue(label: "sheetd.store.writer")
     private let checkpointer: Checkpointer
-    private let readers: PerThread<ReaderSlot>
+    private let readers: ThreadLocal<ReaderSlot, any Error>
     private let readerRegistry: ReaderRegistry
     private let closed = Atomic<Bool>(false)
     /// A write failed for a storage reason; `ping` probes the writer until one succeeds again.
@@ -95,7 +96,7 @@ public final class SQLiteSheetStore: SheetStore {
         let readerOptions = Connection.Options(
             walJournal: false, synchronous: options.synchronous,
             busyTimeoutMilliseconds: options.busyTimeoutMilliseconds, foreignKeys: options.foreignKeys)
-        self.readers = PerThread { [path] in
+        self.readers = ThreadLocal { [path] in
             let slot = ReaderSlot(path: path, options: readerOptions)
             registry.slots.withLock { slots in
                 slots.removeAll { $0.slot == nil }

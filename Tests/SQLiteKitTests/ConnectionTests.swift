@@ -172,36 +172,3 @@ import TestSupport
         #expect(error.code == .misuse)
     }
 }
-
-@Suite struct PerThreadTests {
-    final class Box: Sendable { let number: Int; init(_ n: Int) { number = n } }
-
-    /// Each thread gets its own value, made once per thread.
-    @Test func valuesArePerThread() throws {
-        let made = Atomic(0)
-        let perThread = PerThread<Box> { Box(made.add(1)) }
-        let a = try perThread.get()
-        #expect(try perThread.get() === a)
-        let seenOnOtherThread = Atomic(0)
-        let done = DispatchSemaphore(value: 0)
-        let other = Thread {
-            _ = seenOnOtherThread.add((try? perThread.get().number) ?? -100)
-            _ = seenOnOtherThread.add((try? perThread.get().number) ?? -100)
-            done.signal()
-        }
-        other.start()
-        done.wait()
-        #expect(a.number == 1)
-        #expect(seenOnOtherThread.load() == 4, "the other thread made its own value (2) once and reused it")
-        #expect(made.load() == 2)
-    }
-}
-
-/// A tiny atomic counter for tests.
-final class Atomic: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Int
-    init(_ value: Int) { self.value = value }
-    func add(_ n: Int) -> Int { lock.lock(); defer { lock.unlock() }; value += n; return value }
-    func load() -> Int { lock.lock(); defer { lock.unlock() }; return value }
-}

@@ -1,11 +1,8 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
+import Concurrency
 
 /// A bounded cache of user tokens whose signature and claims already verified, keyed by the exact
-/// token string (performance: HMAC, base64url and two JSON parses per request were about 30 % of
-/// the decision route's CPU).
+/// token bytes (HMAC, base64url and two JSON parses per request are the decision route's largest
+/// cost without it).
 ///
 /// Exactness: for a given verifier (secret), everything about a token except the time checks is a
 /// function of the token string, so an entry keeps the verified subject and its `exp`/`nbf`, and
@@ -14,10 +11,8 @@ import Glibc
 /// a valid NumericDate) are stored, so invalid tokens cannot fill it. The admin token is never
 /// stored (it keeps its constant-time digest comparison).
 ///
-/// Bound: 64 shards of two generations of at most `generationCapacity` entries each (65 536 tokens in
-/// all by default); when a shard's current generation is full it becomes the previous one (the older
-/// one is dropped). A hit in the previous generation
-/// moves the entry into the current one, so often-used tokens survive (LRU-like, O(1)).
+/// Bound: a `GenerationalCache` of 64 shards of two generations of at most `generationCapacity`
+/// tokens (65 536 tokens in all by default); often-used tokens survive a new generation.
 final class VerifiedTokenCache: Sendable {
     struct Entry: Sendable {
         let subject: String
@@ -32,41 +27,19 @@ final class VerifiedTokenCache: Sendable {
         }
     }
 
-    /// One shard's entries: two generations (see the type's comment).
-    struct Generations {
-        var current: [TokenKey: Entry] = [:]
-        var previous: [TokenKey: Entry] = [:]
-    }
-
-    final class Shard: Sendable {
-        let generations = Mutex(Generations())
-    }
-
-    /// Shards, each behind its own lock, picked by the token's fingerprint: the two (or N) HTTP workers
-    /// rarely want the same lock at once, and every worker sees every cached token.
     static let shardCount = 64
-    let generationCapacity: Int
-    private let shards: [Shard]
+    private let entries: GenerationalCache<ByteKey, Entry>
+    /// Tokens per generation of one shard.
+    var generationCapacity: Int { entries.generationCapacity }
 
-    /// `generationCapacity` is per shard.
     init(generationCapacity: Int = 512) {
-        self.generationCapacity = max(1, generationCapacity)
-        self.shards = (0..<Self.shardCount).map { _ in Shard() }
-    }
-
-    @inline(__always) private func shard(_ fingerprint: UInt64) -> Shard {
-        shards[Int(truncatingIfNeeded: fingerprint >> 58) & (Self.shardCount - 1)]
+        entries = GenerationalCache(generationCapacity: generationCapacity, shardCount: Self.shardCount)
     }
 
     /// Looks up the token's exact bytes without copying them (the request header, on the hot path).
     func lookup(_ token: UnsafeBufferPointer<UInt8>) -> Entry? {
-        let key = TokenKey(borrowing: token)
-        return shard(key.fingerprint).generations.withLock { g in
-            if let entry = g.current[key] { return entry }
-            guard let entry = g.previous.removeValue(forKey: key) else { return nil }
-            Self.insert(TokenKey(copying: token, fingerprint: key.fingerprint), entry, into: &g, capacity: generationCapacity)
-            return entry
-        }
+        let fingerprint = Self.fingerprint(token)
+        return entries.value(for: ByteKey(borrowing: token, fingerprint: fingerprint), hash: Int(truncatingIfNeeded: fingerprint))
     }
 
     func lookup(_ token: String) -> Entry? {
@@ -77,54 +50,19 @@ final class VerifiedTokenCache: Sendable {
     func insert(_ token: String, _ entry: Entry) {
         var token = token
         token.withUTF8 { bytes in
-            let key = TokenKey(copying: bytes, fingerprint: TokenKey.fingerprint(bytes))
-            shard(key.fingerprint).generations.withLock { g in Self.insert(key, entry, into: &g, capacity: generationCapacity) }
+            let fingerprint = Self.fingerprint(bytes)
+            entries.insert(entry, for: ByteKey(copying: bytes, fingerprint: fingerprint), hash: Int(truncatingIfNeeded: fingerprint))
         }
     }
 
     /// Entries held (both generations of every shard), for tests.
-    var count: Int { shards.reduce(0) { n, s in n + s.generations.withLock { $0.current.count + $0.previous.count } } }
+    var count: Int { entries.count }
 
-    private static func insert(_ key: TokenKey, _ entry: Entry, into g: inout Generations, capacity: Int) {
-        if g.current.count >= capacity {
-            g.previous = g.current
-            g.current = [:]
-            g.current.reserveCapacity(capacity)
-        }
-        g.current[key] = entry
-    }
-}
-
-/// A dictionary key for a token: its exact bytes, hashed by a cheap fingerprint of its tail.
-///
-/// Only tokens whose HS256 signature verified are stored, and a JWT ends with its signature, so the
-/// last bytes are effectively random: hashing ~16 of them instead of SipHashing ~200 bytes per request
-/// loses nothing, and nobody without the secret can make stored tokens collide. Equality still
-/// compares every byte. A `borrowed` key points into a request header and is used for lookups only,
-/// never stored (the dictionary keeps the keys it was given by `insert`, which are `owned`).
-/// `@unchecked Sendable`: owned keys are immutable arrays; a borrowed key lives only for one lookup
-/// on the thread that owns the header bytes.
-struct TokenKey: Hashable, @unchecked Sendable {
-    private enum Bytes {
-        case owned([UInt8])
-        case borrowed(UnsafeBufferPointer<UInt8>)
-    }
-
-    let fingerprint: UInt64
-    private let bytes: Bytes
-
-    init(borrowing token: UnsafeBufferPointer<UInt8>) {
-        fingerprint = Self.fingerprint(token)
-        bytes = .borrowed(token)
-    }
-
-    init(copying token: UnsafeBufferPointer<UInt8>, fingerprint: UInt64) {
-        self.fingerprint = fingerprint
-        bytes = .owned(Array(token))
-    }
-
-    /// The length and the 16 bytes before the last one (the last base64url character of an HS256
-    /// signature carries only 4 bits), mixed by multiply-xorshift; shorter tokens use what they have.
+    /// A token's hash: its length and the 16 bytes before the last one, mixed by multiply-xorshift
+    /// (shorter tokens use what they have). Only tokens whose HS256 signature verified are stored,
+    /// and a JWT ends with its signature, so these bytes are effectively random: hashing them instead
+    /// of SipHashing the whole token loses nothing, and nobody without the secret can make stored
+    /// tokens collide. The last base64url character of an HS256 signature carries only 4 bits.
     static func fingerprint(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var h = UInt64(truncatingIfNeeded: b.count) &* 0x9E37_79B9_7F4A_7C15
         var i = max(0, b.count - 17)
@@ -137,20 +75,6 @@ struct TokenKey: Hashable, @unchecked Sendable {
         h = h &* 0xBF58_476D_1CE4_E5B9
         return h ^ (h >> 32)
     }
-
-    private func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        switch bytes {
-        case .owned(let a): a.withUnsafeBufferPointer(body)
-        case .borrowed(let p): body(p)
-        }
-    }
-
-    static func == (a: TokenKey, b: TokenKey) -> Bool {
-        guard a.fingerprint == b.fingerprint else { return false }
-        return a.withBytes { x in b.withBytes { y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } }
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
 }
 
 /// `Authorization: Bearer <token>` parsing without Foundation for the common shape: ASCII

@@ -1,3 +1,4 @@
+import Concurrency
 import FoundationEssentials
 
 /// A parsed JSON value. Foundation's `JSONDecoder` does the parsing (UTF-8, escapes, numbers, depth

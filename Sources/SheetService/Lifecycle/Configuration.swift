@@ -42,7 +42,7 @@ public struct Configuration: Sendable {
         ("--threads", "SHEETD_THREADS", "HTTP worker threads (number of cores)"),
         ("--max-body", "SHEETD_MAX_BODY", "request body cap in bytes, 413 above (65536)"),
         ("--synchronous", "SHEETD_SYNCHRONOUS", "SQLite synchronous: NORMAL or FULL (NORMAL)"),
-        ("--log-level", "SHEETD_LOG_LEVEL", "debug, info, warn or error (info)"),
+        ("--log-level", "SHEETD_LOG_LEVEL", "debug, info, warn (or warning) or error (info)"),
         ("--access-log", "SHEETD_ACCESS_LOG", "one JSON line per request: true or false (true)"),
         ("--connection-limit", "SHEETD_CONNECTION_LIMIT", "open connections at most, streams included (16384)"),
         ("--idle-timeout", "SHEETD_IDLE_TIMEOUT", "seconds before an idle connection is closed (30)"),
@@ -109,8 +109,10 @@ public struct Configuration: Sendable {
             c.synchronous = mode
         }
         if let v = values["--log-level"] {
-            guard let level = LogLevel(rawValue: v.lowercased()) else {
-                throw ConfigurationError("--log-level/SHEETD_LOG_LEVEL: '\(v)' is not debug, info, warn or error")
+            // "warning" is what other tools call it.
+            let name = v.lowercased() == "warning" ? "warn" : v.lowercased()
+            guard let level = LogLevel(rawValue: name) else {
+                throw ConfigurationError("--log-level/SHEETD_LOG_LEVEL: '\(v)' is not debug, info, warn (or warning) or error")
             }
             c.logLevel = level
         }

@@ -32,6 +32,14 @@ enum DevelopmentSecrets {
     /// Where the development secrets live for a database file.
     static func path(besideDatabase databasePath: String) -> String { directory(of: databasePath) + "/dev-secrets.json" }
 
+    /// `path(besideDatabase:)` from the root, for messages read in another directory.
+    static func absolutePath(besideDatabase databasePath: String) -> String {
+        let relative = path(besideDatabase: databasePath)
+        if relative.hasPrefix("/") { return relative }
+        let cwd = FileManager.default.currentDirectoryPath
+        return (cwd.hasSuffix("/") ? cwd : cwd + "/") + (relative.hasPrefix("./") ? String(relative.dropFirst(2)) : relative)
+    }
+
     /// The directory part of a path ("." for a bare file name).
     private static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

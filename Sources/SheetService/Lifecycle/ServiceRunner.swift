@@ -1,9 +1,14 @@
 import Dispatch
 import FoundationEssentials
-import Glibc
 import MicroHTTP
 import SheetPolicy
 import SheetStore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `sheetd serve`: open and migrate the store, load the catalog, serve until SIGTERM/SIGINT, then drain.
 public enum ServiceRunner {
@@ -102,14 +107,14 @@ public enum ServiceRunner {
 
     private struct SheetDefinitionList { var path: String; var definitions: [SheetDefinition] }
 
-    /// Blocks until SIGTERM or SIGINT and names it.
+    /// Blocks until SIGTERM or SIGINT and names the first one that arrived.
     private static func waitForTerminationSignal() -> String {
-        let received = SignalBox()
+        let received = FirstSignal()
         let semaphore = DispatchSemaphore(value: 0)
         var sources: [any DispatchSourceSignal] = []
         for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             // The default action would kill the process before the handler runs.
-            Glibc.signal(number, SIG_IGN)
+            _ = signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 received.set(name)
@@ -120,7 +125,7 @@ public enum ServiceRunner {
         }
         semaphore.wait()
         sources.forEach { $0.cancel() }
-        return received.get()
+        return received.name ?? "SIGTERM"
     }
 
     private static func printDevelopmentBanner(_ c: Configuration, generated: Bool) {
@@ -136,12 +141,16 @@ public enum ServiceRunner {
     }
 }
 
-/// The name of the signal that arrived, handed from the signal queue to the waiting thread.
-private final class SignalBox: @unchecked Sendable {
-    // Written once by the signal handler before the semaphore signals; read after the wait.
-    private var name = "SIGTERM"
-    func set(_ value: String) { name = value }
-    func get() -> String { name }
+/// The name of the first termination signal, handed from the signal handlers (which run on any
+/// thread, a second signal while the first is handled included) to the waiting thread.
+final class FirstSignal: Sendable {
+    private let first = Mutex<String?>(nil)
+
+    /// Records `name` unless a signal was recorded already.
+    func set(_ name: String) { first.withLock { if $0 == nil { $0 = name } } }
+
+    /// The first signal recorded, if any.
+    var name: String? { first.withLock { $0 } }
 }
 
 func printError(_ line: String) {

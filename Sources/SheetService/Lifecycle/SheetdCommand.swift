@@ -1,5 +1,9 @@
 import FoundationEssentials
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import MicroHTTP
 import SheetStore
 
@@ -88,7 +92,19 @@ public enum SheetdCommand {
         var configuration = try Configuration.parse(arguments: rest, environment: environment)
         if configuration.jwtSecret == nil {
             guard configuration.environment == .development else { throw ConfigurationError("token: SHEETD_JWT_SECRET is not set") }
-            configuration.jwtSecret = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.databasePath).jwtSecret
+            // Only a server using the same secrets file accepts the token: say which one this is.
+            let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.databasePath)
+            let path = DevelopmentSecrets.absolutePath(besideDatabase: configuration.databasePath)
+            if secrets.generated {
+                printError("""
+                    sheetd token: SHEETD_JWT_SECRET is not set; created new development secrets in \(path). \
+                    Only a server using them accepts this token: run this where the server runs (or pass its --db), \
+                    or set SHEETD_JWT_SECRET or SHEETD_JWT_SECRET_FILE.
+                    """)
+            } else {
+                printError("sheetd token: SHEETD_JWT_SECRET is not set; signed with the development secret in \(path)")
+            }
+            configuration.jwtSecret = secrets.jwtSecret
         }
         let verifier = TokenVerifier(jwtSecret: configuration.jwtSecret!, adminToken: configuration.adminToken ?? "")
         print(verifier.issueUserToken(sub: user, now: Int64(time(nil)), ttl: Int64(ttl)))

@@ -1,5 +1,5 @@
+import Concurrency
 import SheetPolicy
-import Synchronization
 
 /// A bounded cache of decision answers (body and ETag), kept exact by the write path.
 ///
@@ -15,15 +15,13 @@ import Synchronization
 /// Epochs live in a fixed table of atomics indexed by a hash of the user id: users sharing a slot
 /// only invalidate each other more often than needed.
 ///
-/// Bound: 64 shards (each behind its own lock, picked by the user id's hash) of two generations of
-/// at most `generationCapacity` users (65 536 users in all by default, `SHEETD_DECISION_CACHE`), at most `contextsPerUser`
-/// client contexts each (the most recently computed first). Identical answers (users in the same
-/// state, the usual case: a decision does not contain the user id) share one `Answer`.
-final class DecisionCache: @unchecked Sendable {
-    // `@unchecked Sendable` invariant: `epochs` is allocated and initialized once in init and only
-    // accessed atomically; the shards' contents are only touched under their locks.
+/// Bound: a `GenerationalCache` of 64 shards of two generations of at most `generationCapacity`
+/// users (65 536 users in all by default, `SHEETD_DECISION_CACHE`), at most `contextsPerUser` client
+/// contexts each (the most recently computed first). Identical answers (users in the same state,
+/// the usual case: a decision does not contain the user id) share one `Answer`.
+final class DecisionCache: Sendable {
     /// One decision answer. A class so that every user whose decision has these exact bytes shares
-    /// one instance (interned per shard): a lookup then touches memory that other requests keep warm.
+    /// one instance (interned): a lookup then touches memory that other requests keep warm.
     final class Answer: Sendable {
         let body: [UInt8]
         let etag: String
@@ -34,7 +32,7 @@ final class DecisionCache: @unchecked Sendable {
         }
     }
 
-    private struct Item {
+    struct Item: Sendable {
         let catalogVersion: Int
         let context: ClientContext
         let answer: Answer
@@ -42,30 +40,22 @@ final class DecisionCache: @unchecked Sendable {
 
     /// A user's answers: the latest inline (the usual single context needs no array), older
     /// contexts after it, at most `contextsPerUser` in all.
-    private struct UserEntry {
-        let epoch: UInt64
+    struct UserEntry: Sendable {
+        let epoch: Int
         var latest: Item
         var older: [Item] = []
     }
 
-    private struct Generations {
-        var current: [String: UserEntry] = [:]
-        var previous: [String: UserEntry] = [:]
-        /// Interned answers by the hash of their body (bytes compared on every hit).
-        var answers: [Int: Answer] = [:]
-    }
-
-    private final class Shard: @unchecked Sendable {
-        let generations = Mutex(Generations())
-    }
-
     static let slotCount = 1 << 16
     static let shardCount = 64
-    /// Users per generation of one shard.
-    let generationCapacity: Int
     let contextsPerUser = 4
-    private let epochs: UnsafeMutablePointer<Atomic<UInt64>>
-    private let shards: [Shard]
+    private let epochs = AtomicCounters(count: DecisionCache.slotCount)
+    private let users: GenerationalCache<String, UserEntry>
+    /// Interned answers by the hash of their body (bytes compared on every hit).
+    private let answers = GenerationalCache<Int, Answer>(generationCapacity: 32, shardCount: DecisionCache.shardCount)
+
+    /// Users per generation of one shard.
+    var generationCapacity: Int { users.generationCapacity }
 
     /// Whether answers are kept at all (`SHEETD_DECISION_CACHE=0` turns the cache off; epochs are
     /// still kept, they cost nothing).
@@ -78,41 +68,31 @@ final class DecisionCache: @unchecked Sendable {
 
     init(generationCapacity: Int = 512, enabled: Bool = true) {
         self.enabled = enabled
-        self.generationCapacity = max(1, generationCapacity)
-        shards = (0..<Self.shardCount).map { _ in Shard() }
-        epochs = .allocate(capacity: Self.slotCount)
-        for i in 0..<Self.slotCount { (epochs + i).initialize(to: Atomic(0)) }
+        users = GenerationalCache(generationCapacity: generationCapacity, shardCount: Self.shardCount)
     }
 
-    deinit {
-        epochs.deinitialize(count: Self.slotCount)
-        epochs.deallocate()
-    }
-
-    @inline(__always) private func slot(_ userId: String) -> Int { userId.hashValue & (Self.slotCount - 1) }
-
-    @inline(__always) private func shard(_ userId: String) -> Shard {
-        shards[(userId.hashValue >> 16) & (Self.shardCount - 1)]
-    }
+    /// The user's epoch slot: the low bits of the hash (the cache's shard uses bits 16 and up).
+    @inline(__always) private func slot(_ hash: Int) -> Int { hash & (Self.slotCount - 1) }
 
     /// Users held (both generations of every shard), for tests.
-    var count: Int { shards.reduce(0) { n, s in n + s.generations.withLock { $0.current.count + $0.previous.count } } }
+    var count: Int { users.count }
 
     /// The user's epoch; read it *before* reading the user's state for `insert`.
-    func epoch(of userId: String) -> UInt64 {
-        epochs[slot(userId)].load(ordering: .acquiring)
+    func epoch(of userId: String) -> Int {
+        epochs.load(slot(userId.hashValue), ordering: .synchronizing)
     }
 
     /// Marks every cached answer of `userId` stale. Call after the write committed (or failed),
     /// before answering the write.
     func invalidate(_ userId: String) {
-        epochs[slot(userId)].wrappingAdd(1, ordering: .acquiringAndReleasing)
+        epochs.add(1, at: slot(userId.hashValue), ordering: .synchronizing)
     }
 
     func lookup(userId: String, context: ClientContext, catalogVersion: Int) -> Answer? {
         guard enabled else { return nil }
-        return shard(userId).generations.withLock { g -> Answer? in
-            guard let entry = g.current[userId] ?? g.previous[userId], entry.epoch == epoch(of: userId) else { return nil }
+        let hash = userId.hashValue
+        return users.withValue(for: userId, hash: hash) { entry -> Answer? in
+            guard entry.epoch == epochs.load(slot(hash), ordering: .synchronizing) else { return nil }
             if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return entry.latest.answer }
             for item in entry.older where item.catalogVersion == catalogVersion && item.context == context {
                 return item.answer
@@ -121,46 +101,33 @@ final class DecisionCache: @unchecked Sendable {
         }
     }
 
-    /// The answer for a freshly rendered decision `body`: the interned one with these exact bytes in
-    /// the user's shard when there is one (its ETag was computed from the same bytes, so `etag` is not
-    /// called: users in the same state share one answer and one SHA-256), else a new one, interned.
+    /// The answer for a freshly rendered decision `body`: the interned one with these exact bytes
+    /// when there is one (its ETag was computed from the same bytes, so `etag` is not called: users
+    /// in the same state share one answer and one SHA-256), else a new one, interned.
     func answer(userId: String, body: [UInt8], etag: ([UInt8]) -> String) -> Answer {
         guard enabled else { return Answer(body: body, etag: etag(body)) }
         let key = body.hashValue
-        let shard = shard(userId)
-        if let interned = shard.generations.withLock({ $0.answers[key] }), interned.body == body { return interned }
-        let made = Answer(body: body, etag: etag(body))  // outside the lock: SHA-256 of the body
-        shard.generations.withLock { g in
-            if g.answers.count >= 64 { g.answers.removeAll(keepingCapacity: true) }
-            g.answers[key] = made
-        }
+        if let interned = answers.value(for: key, hash: key), interned.body == body { return interned }
+        let made = Answer(body: body, etag: etag(body))  // outside any lock: SHA-256 of the body
+        answers.insert(made, for: key, hash: key)
         return made
     }
 
     /// Remembers `answer` (from `answer(userId:body:etag:)`), computed from a state read after
     /// `epoch` was loaded.
-    func insert(userId: String, context: ClientContext, catalogVersion: Int, epoch: UInt64, answer: Answer) {
-        guard enabled, epoch == self.epoch(of: userId) else { return }  // off, or already stale
-        let capacity = generationCapacity, perUser = contextsPerUser
-        shard(userId).generations.withLock { g in
-            let item = Item(catalogVersion: catalogVersion, context: context, answer: answer)
-            var entry: UserEntry
-            if let old = g.current.removeValue(forKey: userId) ?? g.previous.removeValue(forKey: userId), old.epoch == epoch {
-                entry = old
-                var items = [entry.latest] + entry.older
-                items.removeAll { $0.context == context }
-                while items.count >= perUser { items.removeLast() }
-                entry.latest = item
-                entry.older = items
-            } else {
-                entry = UserEntry(epoch: epoch, latest: item)
-            }
-            if g.current.count >= capacity {
-                g.previous = g.current
-                g.current = [:]
-                g.current.reserveCapacity(capacity)
-            }
-            g.current[userId] = entry
+    func insert(userId: String, context: ClientContext, catalogVersion: Int, epoch: Int, answer: Answer) {
+        let hash = userId.hashValue
+        guard enabled, epoch == epochs.load(slot(hash), ordering: .synchronizing) else { return }  // off, or already stale
+        let item = Item(catalogVersion: catalogVersion, context: context, answer: answer)
+        let perUser = contextsPerUser
+        users.update(userId, hash: hash) { old in
+            guard var entry = old, entry.epoch == epoch else { return UserEntry(epoch: epoch, latest: item) }
+            var items = [entry.latest] + entry.older
+            items.removeAll { $0.context == context }
+            while items.count >= perUser { items.removeLast() }
+            entry.latest = item
+            entry.older = items
+            return entry
         }
     }
 }
