@@ -88,6 +88,8 @@ public enum ServiceRunner {
             store.close()
             return 1
         }
+        // Before the "listening" line: a supervisor may signal as soon as it sees it.
+        let signals = TerminationSignals()
         let startupMicros = (ContinuousClock.now - started).microseconds
         Log.write(.info, "listening", [
             ("host", .string(configuration.http.host)), ("port", .int(server.port)), ("version", .string(SheetService.version)),
@@ -95,7 +97,7 @@ public enum ServiceRunner {
             ("startup_us", .int(startupMicros)),
         ])
 
-        let signal = waitForTerminationSignal()
+        let signal = signals.wait()
         Log.write(.info, "draining", [("signal", .string(signal)), ("timeout_s", .int(configuration.drainTimeoutSeconds))])
         service.beginDraining()
         server.beginDraining()
@@ -107,27 +109,6 @@ public enum ServiceRunner {
 
     private struct SheetDefinitionList { var path: String; var definitions: [SheetDefinition] }
 
-    /// Blocks until SIGTERM or SIGINT and names the first one that arrived.
-    private static func waitForTerminationSignal() -> String {
-        let received = FirstSignal()
-        let semaphore = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-            // The default action would kill the process before the handler runs.
-            _ = signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                received.set(name)
-                semaphore.signal()
-            }
-            source.resume()
-            sources.append(source)
-        }
-        semaphore.wait()
-        sources.forEach { $0.cancel() }
-        return received.name ?? "SIGTERM"
-    }
-
     private static func printDevelopmentBanner(_ c: Configuration, generated: Bool) {
         let tokens = TokenVerifier(jwtSecret: c.jwtSecret!, adminToken: c.adminToken!)
         let sample = tokens.issueUserToken(sub: "demo-user", now: Int64(time(nil)), ttl: 86_400)
@@ -138,6 +119,33 @@ public enum ServiceRunner {
               export SHEETD_ADMIN_TOKEN=\(c.adminToken!)
               export SHEETD_USER_TOKEN=\(sample)   # user demo-user, valid 24 h
             """)
+    }
+}
+
+/// SIGTERM and SIGINT, caught from `init` on (their default action would end the process at once).
+final class TerminationSignals {
+    private let first = FirstSignal()
+    private let arrived = DispatchSemaphore(value: 0)
+    private var sources: [any DispatchSourceSignal] = []
+
+    init() {
+        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            _ = signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [first, arrived] in
+                first.set(name)
+                arrived.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    /// Blocks until a signal arrived (or had arrived) and names the first one.
+    func wait() -> String {
+        arrived.wait()
+        sources.forEach { $0.cancel() }
+        return first.name ?? "SIGTERM"
     }
 }
 
