@@ -8,11 +8,12 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl pyth
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
-.PHONY: help deps build release run test unit-test smoke-test spec-test bench bench-quick reliability container-test clean
+.PHONY: help deps build release run test unit-test smoke-test spec-test lint bench bench-quick reliability container-test clean
 
 help:
 	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
 	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
+	@echo "make lint            swift format lint --strict with .swift-format"
 	@echo "make bench           load benchmarks against C yardsticks (writes BENCHMARKS.md)"
 	@echo "make bench-quick     a short benchmark round for development"
 	@echo "make reliability     long fault, concurrency and hostile-input runs (writes RELIABILITY.md)"
@@ -37,7 +38,10 @@ release: deps
 run: release
 	$(RELEASE_BIN) serve --catalog examples/catalog.json
 
-test: deps unit-test smoke-test spec-test
+# Every stage, each run even when an earlier one failed, ending with one line for all of them:
+# "make test: N passed, M failed" (scripts/test-all.sh; the stages' logs are in .build/test-logs).
+test: deps
+	@SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/test-all.sh
 
 unit-test:
 	swift build --build-tests $(SWIFT_FLAGS)
@@ -49,6 +53,10 @@ smoke-test:
 
 spec-test:
 	scripts/check-openapi.sh
+
+# swift-format with the repository's .swift-format (not part of `make test` yet).
+lint:
+	swift format lint --strict -r Sources Tests Package.swift
 
 bench: release
 	bench/run.sh

@@ -89,13 +89,21 @@ def deref(node):
         node = cur
     return node
 
-failures, checked = [], 0
+failures, checked, failed_checks, failed_rules = [], 0, 0, 0
+
+def fail(message):
+    """A broken rule that is not an example's schema check (each one counts as a failed check)."""
+    global failed_rules
+    failed_rules += 1
+    failures.append(message)
 
 def check(where, schema, value):
-    global checked
+    global checked, failed_checks
     checked += 1
     v = Draft202012Validator(rooted(schema), registry=registry)
-    for err in sorted(v.iter_errors(value), key=lambda e: list(e.absolute_path)):
+    errors = sorted(v.iter_errors(value), key=lambda e: list(e.absolute_path))
+    failed_checks += 1 if errors else 0
+    for err in errors:
         path = "/".join(str(p) for p in err.absolute_path) or "(root)"
         failures.append(f"{where}: at {path}: {err.message[:300]}")
 
@@ -111,7 +119,7 @@ def check_media(where, media):
             if "value" in ex:
                 check(f"{where} {ctype} examples.{name}", schema, ex["value"])
         if not ("example" in mt or mt.get("examples")):
-            failures.append(f"{where} {ctype}: no example")
+            fail(f"{where} {ctype}: no example")
 
 def check_params(where, params):
     for p in params or []:
@@ -131,9 +139,9 @@ for path, item in spec["paths"].items():
             continue
         where = f"{method.upper()} {path}"
         if not op.get("operationId"):
-            failures.append(f"{where}: no operationId")
+            fail(f"{where}: no operationId")
         elif op["operationId"] in operation_ids:
-            failures.append(f"{where}: duplicate operationId {op['operationId']}")
+            fail(f"{where}: duplicate operationId {op['operationId']}")
         operation_ids.add(op.get("operationId"))
         check_params(where, op.get("parameters"))
         if "requestBody" in op:
@@ -141,7 +149,7 @@ for path, item in spec["paths"].items():
         for status, resp in op["responses"].items():
             resp = deref(resp)
             if "X-Request-Id" not in (resp.get("headers") or {}):
-                failures.append(f"{where} {status}: no X-Request-Id header")
+                fail(f"{where} {status}: no X-Request-Id header")
             check_media(f"{where} {status}", resp.get("content"))
 
 for name, resp in spec["components"]["responses"].items():
@@ -158,9 +166,9 @@ check("examples/catalog.json", {"type": "object", "additionalProperties": False,
       catalog)
 ids = [s.get("id") for s in catalog.get("sheets", [])]
 if any(i is None for i in ids):
-    failures.append("examples/catalog.json: every entry needs an id")
+    fail("examples/catalog.json: every entry needs an id")
 if len(set(ids)) != len(ids):
-    failures.append("examples/catalog.json: duplicate ids")
+    fail("examples/catalog.json: duplicate ids")
 
 # The policy's reviewed golden decisions are what GET /v1/users/{userId}/decision serves.
 import glob, os
@@ -171,6 +179,8 @@ for path in sorted(glob.glob(os.path.join(golden_dir, "*.json"))):
 
 for f in failures:
     print("FAIL " + f)
+# The document's validity is one check, each example one more; each other rule broken is a failure.
 print(f"check-openapi: {checked} examples checked, {len(failures)} problems")
+print(f"check-openapi: {1 + checked - failed_checks} passed, {failed_checks + failed_rules} failed")
 sys.exit(1 if failures else 0)
 PY

@@ -1,17 +1,5 @@
 import Synchronization
 
-/// A key of a `GenerationalCache`.
-public protocol CacheKey: Hashable, Sendable {
-    /// The key to store for this one: itself, or an owning copy when it borrows memory for a lookup.
-    func storable() -> Self
-}
-
-extension CacheKey {
-    @inlinable public func storable() -> Self { self }
-}
-
-extension String: CacheKey {}
-
 /// A bounded map of `Key` to `Value` shared by threads: `shardCount` shards, each behind its own
 /// lock and holding two generations of at most `generationCapacity` entries. When a shard's current
 /// generation is full it becomes the previous one and the older one is dropped, so a shard holds at
@@ -109,5 +97,3 @@ public final class GenerationalCache<Key: CacheKey, Value: Sendable>: Sendable {
         shards.reduce(0) { n, s in n + s.generations.withLock { $0.current.count + $0.previous.count } }
     }
 }
-
-extension Int: CacheKey {}

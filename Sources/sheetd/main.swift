@@ -1,10 +1,10 @@
 import FoundationEssentials
+import SheetService
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import SheetService
 
 // Start-up only: everything else lives in SheetService.
 exit(SheetdCommand.run(

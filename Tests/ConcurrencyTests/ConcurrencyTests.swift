@@ -28,7 +28,11 @@ private func onThreads(_ threads: Int, _ body: @escaping @Sendable (Int) -> Void
     @Test func throwingBodyReleasesTheLock() {
         struct Failure: Error {}
         let box = Locked([1])
-        #expect(throws: Failure.self) { try box.withLock { (v: inout [Int]) throws(Failure) in v.append(2); throw Failure() } }
+        #expect(throws: Failure.self) {
+            try box.withLock { (v: inout [Int]) throws(Failure) in
+                v.append(2); throw Failure()
+            }
+        }
         #expect(box.withLock { $0 } == [1, 2])
     }
 }
@@ -181,7 +185,8 @@ private func onThreads(_ threads: Int, _ body: @escaping @Sendable (Int) -> Void
         let epochs = AtomicCounters(count: 4)
         let cache = GenerationalCache<String, Stamped>(generationCapacity: 8, shardCount: 2)
         func read(_ key: String) -> String? {
-            cache.withValue(for: key, hash: key.hashValue) { e in e.epoch == epochs.load(key.hashValue & 3, ordering: .synchronizing) ? e.value : nil }
+            cache.withValue(for: key, hash: key.hashValue) { e in e.epoch == epochs.load(key.hashValue & 3, ordering: .synchronizing) ? e.value : nil
+            }
         }
         let e0 = epochs.load("u".hashValue & 3, ordering: .synchronizing)
         cache.insert(Stamped(epoch: e0, value: "a"), for: "u", hash: "u".hashValue)

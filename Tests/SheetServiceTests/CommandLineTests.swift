@@ -1,8 +1,9 @@
 import Foundation
 import MicroHTTP
-@testable import SheetService
-import Testing
 import TestSupport
+import Testing
+
+@testable import SheetService
 
 /// The `sheetd` commands as an operator types them: where `sheetd token` takes its secret, log level
 /// names from other tools, and a second termination signal.
@@ -26,7 +27,8 @@ import TestSupport
     }
 
     static func subject(of token: String, secret: String) throws -> Principal {
-        try TokenVerifier(jwtSecret: secret, adminToken: "unused").principal(authorization: "Bearer \(token)", now: Int64(Date().timeIntervalSince1970))
+        let verifier = TokenVerifier(jwtSecret: secret, adminToken: "unused")
+        return try verifier.principal(authorization: "Bearer \(token)", now: Int64(Date().timeIntervalSince1970))
     }
 
     /// Without a configured secret, `sheetd token` says which development secrets file it created,

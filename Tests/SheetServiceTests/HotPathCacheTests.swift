@@ -96,8 +96,9 @@ import Testing
     @Test func decisionCacheSharesAnswersAndBoundsContexts() {
         let cache = DecisionCache()
         let home = ClientContextForTests.home
-        // Answers are interned by their bytes, whoever asks: any second user shares them.
-        let second = "b1"
+        // Answers are interned per shard: pick a second user in the first one's shard.
+        let shard = { (u: String) in (u.hashValue >> 16) & (DecisionCache.shardCount - 1) }
+        let second = (0..<10_000).lazy.map { "b\($0)" }.first { shard($0) == shard("a") }!
         var etagsComputed = 0
         func etag(_ body: [UInt8]) -> String {
             etagsComputed += 1

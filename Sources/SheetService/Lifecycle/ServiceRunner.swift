@@ -144,7 +144,7 @@ final class TerminationSignals {
     /// Blocks until a signal arrived (or had arrived) and names the first one.
     func wait() -> String {
         arrived.wait()
-        sources.forEach { $0.cancel() }
+        for source in sources { source.cancel() }
         return first.name ?? "SIGTERM"
     }
 }

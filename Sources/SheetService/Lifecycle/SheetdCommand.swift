@@ -1,11 +1,11 @@
 import FoundationEssentials
+import MicroHTTP
+import SheetStore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import MicroHTTP
-import SheetStore
 
 /// The `sheetd` command line: subcommands, `--help`, `--version`. Returns exit codes, never traps:
 /// configuration errors print one line on stderr and exit 2.

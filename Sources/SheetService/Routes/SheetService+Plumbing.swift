@@ -1,11 +1,11 @@
+import MicroHTTP
+import SheetStore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import MicroHTTP
-import SheetStore
-import Synchronization
 
 /// Authentication, authorization, path ids, JSON bodies and storage errors, shared by the routes.
 extension SheetService {

@@ -21,7 +21,7 @@ import SheetPolicy
 /// the usual case: a decision does not contain the user id) share one `Answer`.
 final class DecisionCache: Sendable {
     /// One decision answer. A class so that every user whose decision has these exact bytes shares
-    /// one instance (interned): a lookup then touches memory that other requests keep warm.
+    /// one instance (interned per shard): a lookup then touches memory that other requests keep warm.
     final class Answer: Sendable {
         let body: [UInt8]
         let etag: String
@@ -51,7 +51,8 @@ final class DecisionCache: Sendable {
     let contextsPerUser = 4
     private let epochs = AtomicCounters(count: DecisionCache.slotCount)
     private let users: GenerationalCache<String, UserEntry>
-    /// Interned answers by the hash of their body (bytes compared on every hit).
+    /// Interned answers by the hash of their body (bytes compared on every hit), in the shard of the
+    /// user who asked.
     private let answers = GenerationalCache<Int, Answer>(generationCapacity: 32, shardCount: DecisionCache.shardCount)
 
     /// Users per generation of one shard.
@@ -106,10 +107,11 @@ final class DecisionCache: Sendable {
     /// in the same state share one answer and one SHA-256), else a new one, interned.
     func answer(userId: String, body: [UInt8], etag: ([UInt8]) -> String) -> Answer {
         guard enabled else { return Answer(body: body, etag: etag(body)) }
-        let key = body.hashValue
-        if let interned = answers.value(for: key, hash: key), interned.body == body { return interned }
+        // Interned in the user's shard: users in the same state spread over every shard's lock.
+        let key = body.hashValue, hash = userId.hashValue
+        if let interned = answers.value(for: key, hash: hash), interned.body == body { return interned }
         let made = Answer(body: body, etag: etag(body))  // outside any lock: SHA-256 of the body
-        answers.insert(made, for: key, hash: key)
+        answers.insert(made, for: key, hash: hash)
         return made
     }
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# `make test`: every stage (unit, smoke, spec), each run even when an earlier one failed, then one
+# line per stage and a last line counting every test case of every stage:
+#   make test: N passed, M failed
+# Unit counts Swift Testing cases (each argument of a parameterized test; a failed test counts once)
+# and XCTest tests; smoke counts scripts/run-smoke.sh's checks; spec counts check-openapi's checks.
+# A stage that ends without its own count (a crash, a build error) counts as one failure.
+# Exits 1 when anything failed. SWIFT_FLAGS is passed to swift build and swift test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logs=.build/test-logs
+mkdir -p "$logs"
+flags=${SWIFT_FLAGS:-}
+summary=()
+total_passed=0
+total_failed=0
+
+record() {  # stage passed failed [note]
+  summary+=("$(printf '%-6s %d passed, %d failed%s' "$1:" "$2" "$3" "${4:+ ($4)}")")
+  total_passed=$((total_passed + $2))
+  total_failed=$((total_failed + $3))
+}
+
+# --- unit: swift build --build-tests, swift test ---------------------------------------------------
+built=0
+# shellcheck disable=SC2086
+if swift build --build-tests $flags 2>&1 | tee "$logs/build.log"; then
+  built=1
+  # shellcheck disable=SC2086
+  swift test --skip-build $flags 2>&1 | tee "$logs/unit.log"
+  unit_status=$?
+  passed=$(grep -E '^✔ Test .* passed' "$logs/unit.log" | grep -v '^✔ Test run ' \
+    | sed -nE 's/.* with ([0-9]+) test cases? passed.*/\1/p; t; s/.*/1/p' | awk '{ n += $1 } END { print n + 0 }')
+  failed=$(grep -E '^✘ Test .* failed after' "$logs/unit.log" | grep -vc '^✘ Test run ')
+  xc=$(grep -E 'Executed [0-9]+ tests?, with [0-9]+ failures?' "$logs/unit.log" | tail -1)
+  if [ -n "$xc" ]; then
+    xc_run=$(echo "$xc" | sed -E 's/.*Executed ([0-9]+) tests?.*/\1/')
+    xc_failed=$(echo "$xc" | sed -E 's/.*with ([0-9]+) failures?.*/\1/')
+    passed=$((passed + xc_run - xc_failed))
+    failed=$((failed + xc_failed))
+  fi
+  if ! grep -qE '^. Test run with [0-9]+ tests?' "$logs/unit.log"; then
+    record unit "$passed" $((failed + 1)) "swift test ended without its summary: see $logs/unit.log"
+  elif [ "$unit_status" != 0 ] && [ "$failed" = 0 ]; then
+    record unit "$passed" 1 "swift test exited $unit_status"
+  else
+    record unit "$passed" "$failed"
+  fi
+else
+  record unit 0 1 "build failed: see $logs/build.log"
+fi
+
+# --- smoke: curl walk against a live server --------------------------------------------------------
+if [ "$built" = 1 ]; then
+  scripts/run-smoke.sh .build/debug/sheetd 2>&1 | tee "$logs/smoke.log"
+  counts=$(grep -E '^run-smoke: [0-9]+ passed, [0-9]+ failed' "$logs/smoke.log" | tail -1)
+  if [ -n "$counts" ]; then
+    record smoke "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
+  else
+    record smoke 0 1 "run-smoke.sh ended without its summary: see $logs/smoke.log"
+  fi
+else
+  record smoke 0 1 "not run: the build failed"
+fi
+
+# --- spec: openapi.yaml and its examples -----------------------------------------------------------
+scripts/check-openapi.sh 2>&1 | tee "$logs/spec.log"
+counts=$(grep -E '^check-openapi: [0-9]+ passed, [0-9]+ failed' "$logs/spec.log" | tail -1)
+if [ -n "$counts" ]; then
+  record spec "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
+else
+  record spec 0 1 "check-openapi.sh ended without its summary: see $logs/spec.log"
+fi
+
+echo
+printf '%s\n' "${summary[@]}"
+echo "make test: $total_passed passed, $total_failed failed"
+[ "$total_failed" = 0 ]
