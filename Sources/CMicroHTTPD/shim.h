@@ -5,6 +5,9 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <pthread.h>
 
 /// MHD_start_daemon is variadic and unavailable in Swift; options travel as one MHD_OPTION_ARRAY.
 /// The accept-policy callback is an argument (not an option): it refuses new connections while draining,
@@ -66,5 +69,49 @@ static inline size_t cmhd_identity_unescape(void *cls, struct MHD_Connection *c,
 
 /// The address of cmhd_identity_unescape as the integer MHD_OptionItem.value wants.
 static inline intptr_t cmhd_identity_unescape_ptr(void) { return (intptr_t)&cmhd_identity_unescape; }
+
+/// The stream peer monitor: an epoll set that reports only a peer's close (EPOLLRDHUP; HUP and ERR
+/// are always reported), with the watched stream's context as the event's data. (Glibc's Swift module
+/// does not export epoll.)
+static inline int cmhd_monitor_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+static inline int cmhd_monitor_add(int epfd, int fd, void *context)
+{
+    struct epoll_event ev = { .events = EPOLLRDHUP | EPOLLONESHOT, .data.ptr = context };
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static inline int cmhd_monitor_remove(int epfd, int fd)
+{
+    struct epoll_event ev = { 0 };
+    return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &ev);
+}
+
+/// Waits for closes; writes up to `max` contexts into `contexts`; returns their number (or -1).
+static inline int cmhd_monitor_wait(int epfd, void **contexts, int max, int timeout_ms)
+{
+    struct epoll_event evs[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(epfd, evs, max, timeout_ms);
+    for (int i = 0; i < n; i++) contexts[i] = evs[i].data.ptr;
+    return n;
+}
+
+/// An eventfd whose readability stops the monitor thread (its context is NULL).
+static inline int cmhd_monitor_add_wakeup(int epfd, int efd)
+{
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, efd, &ev);
+}
+
+static inline int cmhd_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+typedef void *(*cmhd_thread_main)(void *);
+
+/// pthread_create with default attributes; 0 on success.
+static inline int cmhd_start_thread(pthread_t *thread, cmhd_thread_main main, void *context)
+{
+    return pthread_create(thread, NULL, main, context);
+}
 
 #endif

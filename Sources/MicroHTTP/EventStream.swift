@@ -22,8 +22,10 @@ public final class EventStream: Sendable {
     /// `completed` is false (MHD frees the connection after NOTIFY_COMPLETED, which sets it).
     private struct State: @unchecked Sendable {
         var connection: OpaquePointer?
-        /// The connection's socket: shut down to drop a reader that is too slow.
+        /// The connection's socket: shut down to drop a reader that is too slow (or gone).
         var socket: Int32 = -1
+        /// The peer monitor's token for `socket` (0: not watched).
+        var watchToken: UInt = 0
         var pending: [UInt8] = []
         /// Bytes of `pending` already handed to MHD.
         var sent = 0
@@ -44,10 +46,13 @@ public final class EventStream: Sendable {
     public let maxPendingBytes: Int
     /// Where this stream is registered while open (nil in socket-free tests).
     private let registry: OpenStreams?
+    /// Tells this stream when its client closes while it waits.
+    private let monitor: StreamPeerMonitor?
 
-    init(maxPendingBytes: Int, registry: OpenStreams?) {
+    init(maxPendingBytes: Int, registry: OpenStreams?, monitor: StreamPeerMonitor?) {
         self.maxPendingBytes = maxPendingBytes
         self.registry = registry
+        self.monitor = monitor
         self.state = Mutex(State(lastWriteMicros: monotonicMicros()))
     }
 
@@ -58,13 +63,8 @@ public final class EventStream: Sendable {
         state.withLock { s in
             guard !s.ending, !s.completed else { return false }
             if s.pending.count - s.sent + bytes.count > maxPendingBytes {
-                s.overflowed = true
-                s.ending = true
-                // A peer that reads nothing never lets MHD call the reader again: shutting the socket down
-                // makes its next send fail, and MHD closes the connection. (MHD closes the descriptor only
-                // after NOTIFY_COMPLETED, which `completed` guards, so it is still this connection's.)
-                if s.socket >= 0 { _ = shutdown(s.socket, Int32(SHUT_RDWR)) }
-                wake(&s)
+                // A peer that reads nothing never lets MHD call the reader again.
+                abort(&s)
                 return false
             }
             if s.sent > 0 && s.sent == s.pending.count {
@@ -105,6 +105,22 @@ public final class EventStream: Sendable {
         if runNow { handler(self) }
     }
 
+    /// Under the lock: drops the connection now. Shutting the socket down makes MHD's next send fail, and
+    /// MHD closes the connection. (MHD closes the descriptor only after NOTIFY_COMPLETED, which
+    /// `completed` guards, so it is still this connection's.)
+    private func abort(_ s: inout State) {
+        guard !s.completed else { return }
+        s.overflowed = true
+        s.ending = true
+        if s.socket >= 0 { _ = shutdown(s.socket, Int32(SHUT_RDWR)) }
+        wake(&s)
+    }
+
+    /// The client closed its end (seen by the peer monitor while the stream waited).
+    func peerClosed() {
+        state.withLock { abort(&$0) }
+    }
+
     /// Under the lock: resumes the connection when the reader parked it.
     private func wake(_ s: inout State) {
         guard s.suspended, let connection = s.connection, !s.completed else { return }
@@ -117,9 +133,11 @@ public final class EventStream: Sendable {
     /// The connection whose response this stream is; set once, before the response is queued.
     func attach(_ connection: OpaquePointer) {
         let fd = cmhd_connection_fd(connection)
+        let token = monitor?.watch(fd, self) ?? 0
         state.withLock {
             $0.connection = connection
             $0.socket = fd
+            $0.watchToken = token
         }
         // The kernel's send buffer grows to megabytes for a peer that does not read; a fixed one keeps what
         // a slow reader can hold small, so the pending cap above is what decides.
@@ -158,6 +176,7 @@ public final class EventStream: Sendable {
     func markCompleted() {
         let handler = state.withLock { s -> (@Sendable (EventStream) -> Void)? in
             guard !s.completed else { return nil }
+            monitor?.unwatch(s.socket, token: s.watchToken)
             s.completed = true
             s.ending = true
             s.suspended = false

@@ -52,6 +52,14 @@ public final class HTTPServer: Sendable {
     /// The bound port (after `start()`; resolves port 0), 0 before.
     public var port: Int { boundPort.load(ordering: .relaxed) }
 
+    /// Streaming responses open now.
+    public var openStreamCount: Int {
+        state.withLock { s in
+            if case .running(_, let core) = s.phase { return core.takeUnretainedValue().streams.count }
+            return 0
+        }
+    }
+
     /// Whether `beginDraining()` (or `stop`) was called.
     public var isDraining: Bool { drainingFlag.load(ordering: .relaxed) }
 
@@ -188,6 +196,7 @@ public final class HTTPServer: Sendable {
             Log.write(.warn, "requests still waiting at shutdown were abandoned", [("count", .int(abandoned))])
         }
         MHD_stop_daemon(daemon)
+        core.peerMonitor.stop()
         context.release()
         state.withLock { $0.phase = .stopped }
     }

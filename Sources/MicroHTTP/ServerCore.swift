@@ -22,6 +22,8 @@ final class ServerCore: Sendable {
     let parked = ParkedRequests()
     /// Long-lived streaming responses still open.
     let streams = OpenStreams()
+    /// Notices clients of waiting streams that go away.
+    let peerMonitor = StreamPeerMonitor()
 
     init(table: RouteTable, metrics: HTTPMetrics, configuration: HTTPServerConfiguration, draining: Bool) {
         self.table = table
