@@ -14,7 +14,7 @@ help:
 	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
 	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
 	@echo "make lint            swift format lint --strict with .swift-format"
-	@echo "make bench           load benchmarks against C yardsticks (writes BENCHMARKS.md)"
+	@echo "make bench           load benchmarks against C yardsticks, then 10 000 decision streams (writes BENCHMARKS.md)"
 	@echo "make bench-quick     a short benchmark round for development"
 	@echo "make reliability     long fault, concurrency and hostile-input runs (writes RELIABILITY.md)"
 	@echo "make container-test  build and run the Docker image with podman"
@@ -60,9 +60,11 @@ lint:
 
 bench: release
 	bench/run.sh
+	bench/streams.sh
 
 bench-quick: release
 	bench/run.sh --quick
+	bench/streams.sh --quick
 
 reliability: release
 	scripts/reliability.sh
