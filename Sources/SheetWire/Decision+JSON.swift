@@ -46,6 +46,7 @@ extension Presentation: JSONWritable {
             o.member("primaryButton", primaryButton)
             o.member("presentationStyle", presentationStyle.rawValue)
             o.member("transition", transition)
+            o.member("keyboardAdjustment", keyboardAdjustment.rawValue)
             switch platform {
             case .ios(let ios): o.member("ios", ios)
             case .android(let android): o.member("android", android)
@@ -65,12 +66,13 @@ extension Detent: JSONWritable {
 }
 
 extension SheetHeader: JSONWritable {
-    /// `{"title", "height", "sticky"}`.
+    /// `{"title", "height", "sticky", "cancelButton"}`.
     public func writeJSON(into writer: inout JSONWriter) {
         writer.object { o in
             o.member("title", title)
             o.member("height", height)
             o.member("sticky", sticky)
+            o.member("cancelButton", cancelButton)
         }
     }
 }
@@ -113,6 +115,41 @@ extension IOSSheetConfiguration: JSONWritable {
             o.member("widthFollowsPreferredContentSizeWhenEdgeAttached", widthFollowsPreferredContentSizeWhenEdgeAttached)
             o.member("preferredCornerRadius", preferredCornerRadius)
             o.member("isModalInPresentation", isModalInPresentation)
+            o.member("modalPresentationStyle", modalPresentationStyle.rawValue)
+            o.objectMember("dismissal") { d in
+                d.member("swipe", dismissal.swipe)
+                d.member("tapScrim", dismissal.tapScrim)
+                d.member("requiresDelegate", dismissal.requiresDelegate)
+            }
+            o.member("swiftui", swiftui)
+        }
+    }
+}
+
+extension SwiftUIDetent: JSONWritable {
+    /// `{"kind": "medium" | "large" | "height", "height": points or null}`.
+    public func writeJSON(into writer: inout JSONWriter) {
+        writer.object { o in
+            o.member("kind", kind.rawValue)
+            o.member("height", height)
+        }
+    }
+}
+
+extension SwiftUISheetConfiguration: JSONWritable {
+    /// SwiftUI's modifier names.
+    public func writeJSON(into writer: inout JSONWriter) {
+        writer.object { o in
+            o.member("presentationDetents", presentationDetents)
+            o.member("selection", selection)
+            o.member("presentationDragIndicator", presentationDragIndicator.rawValue)
+            o.objectMember("presentationBackgroundInteraction") { b in
+                b.member("kind", presentationBackgroundInteraction.kind.rawValue)
+                b.member("upThrough", presentationBackgroundInteraction.upThrough)
+            }
+            o.member("presentationContentInteraction", presentationContentInteraction.rawValue)
+            o.member("presentationCornerRadius", presentationCornerRadius)
+            o.member("interactiveDismissDisabled", interactiveDismissDisabled)
         }
     }
 }
@@ -128,6 +165,16 @@ extension AndroidSheetConfiguration: JSONWritable {
             o.member("shouldDismissOnClickOutside", shouldDismissOnClickOutside)
             o.member("shouldDismissOnBackPress", shouldDismissOnBackPress)
             o.member("confirmValueChangeRequiresDialog", confirmValueChangeRequiresDialog)
+            o.objectMember("confirmValueChange") { c in c.member("hidden", confirmValueChange.hidden.rawValue) }
+            o.objectMember("scrim") { c in
+                c.arrayMember("dimmedAt") { a in for value in scrim.dimmedAt { a.element(value.rawValue) } }
+            }
+            o.objectMember("shape") { c in c.member("topCornerRadius", shape.topCornerRadius) }
+            o.objectMember("properties") { c in
+                c.member("shouldDismissOnBackPress", properties.shouldDismissOnBackPress)
+                c.member("shouldDismissOnClickOutside", properties.shouldDismissOnClickOutside)
+            }
+            o.member("imePadding", imePadding)
         }
     }
 }

@@ -33,9 +33,24 @@ enum Fixtures {
     static let locked = SheetDefinition(
         id: "locked", kind: .action, size: .large, screen: "vault", swipeToDismiss: false, tapScrimToDismiss: false)
 
+    // Screen "more": the design documents' edge cases.
+    /// 003's OTP snapshot: an input in a flexible sheet (the catalog warns; the Cancel button brings a header).
+    static let otp = SheetDefinition(id: "otp", kind: .input, screen: "more")
+    static let statement = SheetDefinition(
+        id: "statement", kind: .informational, size: .large, style: .strict, title: "Statement", screen: "more")
+    /// Stored before strict sheets refused a close icon.
+    static let legacyStrict = SheetDefinition(
+        id: "legacy-strict", kind: .informational, style: .strict, title: "Legacy", screen: "more",
+        dismissAffordance: .closeIcon)
+    static let noSwipe = SheetDefinition(
+        id: "no-swipe", kind: .informational, size: .medium, screen: "more", nonModalUpTo: .large,
+        swipeToDismiss: false)
+    static let noScrimTap = SheetDefinition(
+        id: "no-scrim-tap", kind: .action, size: .large, screen: "more", tapScrimToDismiss: false)
+
     static let all: [SheetDefinition] = [
         offers, promo, vipOffers, tipCards, filters, nickname, accountActions, offerDetail, about,
-        transferAmount, transferPayee, transferDone, locked,
+        transferAmount, transferPayee, transferDone, locked, otp, statement, legacyStrict, noSwipe, noScrimTap,
     ]
     static let catalog = Catalog(all)
 

@@ -22,16 +22,31 @@ struct TopExpectation: Sendable {
     var button: ButtonSize?? = nil
     var style: PresentationStyle? = nil
     var transition: Transition?? = nil
+    var keyboard: KeyboardAdjustment? = nil
+    var cancelInHeader: Bool? = nil
     // iOS block.
     var modalInPresentation: Bool? = nil
     var edgeAttached: Bool? = nil
     var cornerRadius: Double?? = nil
+    var modalStyle: ModalPresentationStyle? = nil
+    var iosDismissal: IOSDismissal? = nil
+    var swiftuiDetents: [SwiftUIDetent]? = nil
+    var swiftuiSelection: SwiftUIDetent? = nil
+    var dragIndicator: SwiftUISheetConfiguration.Visibility? = nil
+    var backgroundInteraction: SwiftUIBackgroundInteraction? = nil
+    var contentInteraction: SwiftUISheetConfiguration.ContentInteraction? = nil
+    var dismissDisabled: Bool? = nil
     // Android block.
     var skipPartiallyExpanded: Bool? = nil
     var initialValue: AndroidSheetValue? = nil
     var gestures: Bool? = nil
     var backPress: Bool? = nil
     var confirmDialog: Bool? = nil
+    var hidden: HiddenChange? = nil
+    var clickOutside: Bool? = nil
+    var dimmedAt: [AndroidSheetValue]? = nil
+    var shape: Double?? = nil
+    var imePadding: Bool? = nil
 }
 
 /// One step of a scenario: events folded in, then the decision in a context.
@@ -69,7 +84,7 @@ private func showsNothing(_ reason: DecisionReason, after events: [UserEvent], i
 }
 
 extension Scenario {
-    static let all: [Scenario] = rules + documents
+    static let all: [Scenario] = rules + documents + fidelity
 
     /// One or more cases per numbered rule of issue 3.
     static let rules: [Scenario] = [
@@ -109,6 +124,17 @@ extension Scenario {
             showsNothing(.noCards, after: [], in: home),
             shows(["transfer-amount"], after: [], in: transfer),
         ]),
+        Scenario(name: "rule 4: \"A user has one stack; it belongs to its root sheet's screen (and tab)\": a nested sheet of another screen presents over its root", steps: [
+            shows(["filters", "transfer-done"], after: [.push("filters"), .push("transfer-done")],
+                  top: TopExpectation(transition: Transition(from: "filters", mode: .push, waitForContentHeight: true))),
+            showsNothing(.noSheetForScreen, after: [], in: transfer),
+            showsNothing(.noCards, after: [], in: Fixtures.context(tab: "cards")),
+            shows(["filters", "transfer-done"], after: [], in: Fixtures.context(platform: .android)),
+        ]),
+        Scenario(name: "rule 4: a stack rooted on a card sheet presents nested sheets of other screens on the card's tab", steps: [
+            shows(["offers", "statement"], after: [.count("offers", 2), .push("statement", parent: "offers")]),
+            showsNothing(.noSheetForScreen, after: [], in: Fixtures.context("more", tab: nil)),
+        ]),
         Scenario(name: "rule 4: dismissing a lower sheet removes it and everything above it", steps: [
             shows(["account-actions", "offer-detail", "about"],
                   after: [.push("account-actions"), .push("offer-detail"), .push("about")]),
@@ -138,10 +164,10 @@ extension Scenario {
         ]),
         Scenario(name: "rule 5: content size waits at medium until its height is known, then hugs it", steps: [
             shows(["about"], after: [.push("about")], top: TopExpectation(
-                variant: .content, detents: [.medium], selected: .medium, awaiting: true, scrollable: false)),
+                variant: .content, detents: [.medium], selected: .medium, awaiting: true, scrollable: true)),
             shows(["about"], after: [.height("about", 320, on: .android)], top: TopExpectation(
                 detents: [.medium], awaiting: true)),
-            shows(["about"], after: [.height("about", 412.5)], top: TopExpectation(
+            shows(["about"], after: [.height("about", 412.5)], in: Fixtures.context(viewport: 800), top: TopExpectation(
                 variant: .content, detents: [.content], contentHeight: 412.5, selected: .content, awaiting: false,
                 scrollable: false)),
         ]),
@@ -163,19 +189,26 @@ extension Scenario {
             shows(["filters"], after: [.push("filters")], top: TopExpectation(variant: .large)),
             shows(["nickname"], after: [.dismiss("filters"), .push("nickname")], top: TopExpectation(variant: .content)),
         ]),
-        Scenario(name: "rule 6: the keyboard selects large, and the variant's default returns when it hides", steps: [
+        Scenario(name: "rule 6: 000 \"resize to accommodate keyboards\": a content sheet grows by the keyboard, a medium one moves to large", steps: [
             shows(["nickname"], after: [.push("nickname"), .height("nickname", 240)],
                   in: Fixtures.context(keyboard: true),
-                  top: TopExpectation(detents: [.content, .large], contentHeight: 240, selected: .large)),
-            shows(["nickname"], after: [], top: TopExpectation(detents: [.content], selected: .content)),
+                  top: TopExpectation(detents: [.content], contentHeight: 240, selected: .content, grabber: true,
+                      keyboard: .growByKeyboard)),
+            shows(["nickname"], after: [], in: Fixtures.context(platform: .android, keyboard: true),
+                  top: TopExpectation(detents: [.medium], selected: .medium, keyboard: .growByKeyboard, imePadding: true)),
+            shows(["nickname"], after: [], top: TopExpectation(detents: [.content], selected: .content, keyboard: KeyboardAdjustment.none)),
             shows(["account-actions"], after: [.dismiss("nickname"), .push("account-actions")],
-                  in: Fixtures.context(keyboard: true), top: TopExpectation(detents: [.medium, .large], selected: .large)),
+                  in: Fixtures.context(keyboard: true),
+                  top: TopExpectation(detents: [.medium, .large], selected: .large, keyboard: .largeDetent)),
         ]),
-        Scenario(name: "rule 7: on iOS the grabber shows only on the medium variant", steps: [
-            shows(["account-actions"], after: [.push("account-actions")], top: TopExpectation(grabber: true)),
+        Scenario(name: "rule 7: 000 `contentSizeSheet(prefersGrabberVisible: Bool = true)`: on iOS the grabber shows unless the sheet can neither resize nor be swiped", steps: [
+            shows(["account-actions"], after: [.push("account-actions")],
+                  top: TopExpectation(grabber: true, dragIndicator: .visible)),
             shows(["offer-detail"], after: [.dismiss("account-actions"), .push("offer-detail")],
-                  top: TopExpectation(grabber: false)),
-            shows(["about"], after: [.dismiss("offer-detail"), .push("about")], top: TopExpectation(grabber: false)),
+                  top: TopExpectation(grabber: true)),
+            shows(["about"], after: [.dismiss("offer-detail"), .push("about")], top: TopExpectation(grabber: true)),
+            shows(["locked"], after: [.dismiss("about"), .push("locked")], in: Fixtures.context("vault", tab: nil),
+                  top: TopExpectation(grabber: false, dragIndicator: .hidden)),
         ]),
         Scenario(name: "rule 7: on Android the drag handle always shows; only medium keeps the partial state", steps: [
             shows(["about"], after: [.push("about")], in: Fixtures.context(platform: .android), top: TopExpectation(
@@ -194,11 +227,13 @@ extension Scenario {
             shows(["offers"], after: [.dismiss("filters"), .count("offers", 1)], reason: .cardsAvailable,
                   top: TopExpectation(affordance: DismissAffordance.none)),
         ]),
-        Scenario(name: "rule 8: a sheet that cannot be swiped away is modal in presentation", steps: [
+        Scenario(name: "rule 8: a sheet that can be neither swiped nor tapped away is modal; Back on Android still offers a way out through the dialog", steps: [
             shows(["locked"], after: [.push("locked")], in: Fixtures.context("vault", tab: nil), top: TopExpectation(
-                swipe: false, tapScrim: false, scrimAccessible: false, modalInPresentation: true)),
+                swipe: false, tapScrim: false, scrimAccessible: false, modalInPresentation: true,
+                iosDismissal: IOSDismissal(swipe: false, tapScrim: false, requiresDelegate: false), dismissDisabled: true)),
             shows(["locked"], after: [], in: Fixtures.context("vault", tab: nil, platform: .android),
-                  top: TopExpectation(gestures: false, backPress: false, confirmDialog: false)),
+                  top: TopExpectation(gestures: true, backPress: true, confirmDialog: true, hidden: .confirm,
+                      clickOutside: false)),
         ]),
         Scenario(name: "rule 9: the scrim dims every detent unless nonModalUpTo names one", steps: [
             shows(["account-actions"], after: [.push("account-actions")], top: TopExpectation(undimmed: .medium)),
@@ -277,10 +312,12 @@ extension Scenario {
             shows(["transfer-payee"], after: [.replace("transfer-payee")], in: transfer, top: TopExpectation(
                 transition: Transition(from: "transfer-amount", mode: .replaceContent, waitForContentHeight: false))),
         ]),
-        Scenario(name: "a flow into a content-sized step resizes only once its height is known", steps: [
+        Scenario(name: "000 \"Do not resize the sheet until the size of the content is known\": a flow step into an unmeasured content sheet keeps the previous step's detents", steps: [
             shows(["transfer-done"], after: [.push("transfer-amount"), .replace("transfer-done")], in: transfer,
-                  top: TopExpectation(detents: [.medium], awaiting: true,
+                  top: TopExpectation(detents: [.large], selected: .large, awaiting: true,
                       transition: Transition(from: "transfer-amount", mode: .resize, waitForContentHeight: true))),
+            shows(["transfer-done"], after: [], in: Fixtures.context("transfer", tab: nil, platform: .android),
+                  top: TopExpectation(detents: [.large], awaiting: true, skipPartiallyExpanded: true, initialValue: .expanded)),
             shows(["transfer-done"], after: [.height("transfer-done", 360)], in: transfer,
                   top: TopExpectation(detents: [.content], contentHeight: 360, awaiting: false,
                       transition: Transition(from: "transfer-amount", mode: .resize, waitForContentHeight: false))),
@@ -316,6 +353,80 @@ extension Scenario {
     ]
 }
 
+extension Scenario {
+    private static let more = Fixtures.context("more", tab: nil)
+    private static let moreAndroid = Fixtures.context("more", tab: nil, platform: .android)
+
+    /// Issue 18: each block applies 1:1 to UIKit, SwiftUI and Material 3, and follows the design documents.
+    static let fidelity: [Scenario] = [
+        Scenario(name: "000 \"Allow for scrolling if sheet content exceeds the viewport\": scrollable unless the viewport is known to hold the content", steps: [
+            shows(["about"], after: [.push("about"), .height("about", 300)], top: TopExpectation(scrollable: true)),
+            shows(["about"], after: [], in: Fixtures.context(viewport: 700), top: TopExpectation(scrollable: false)),
+            shows(["about"], after: [.height("about", 700)], in: Fixtures.context(viewport: 700),
+                  top: TopExpectation(detents: [.large], scrollable: true)),
+        ]),
+        Scenario(name: "000 \"a 'Cancel' text button placed in the header\": a Cancel button always comes with a header, in flexible sheets too", steps: [
+            shows(["otp"], after: [.push("otp")], in: more, top: TopExpectation(
+                affordance: .cancelButton, header: "", cancelInHeader: true)),
+            shows(["filters"], after: [.dismiss("otp"), .push("filters")], top: TopExpectation(
+                affordance: .cancelButton, header: "Filter Transactions", cancelInHeader: true)),
+        ]),
+        Scenario(name: "003 strict: \"Dismissal is via drag / scrim — no top-right close button\"", steps: [
+            shows(["statement"], after: [.push("statement")], in: more, top: TopExpectation(
+                affordance: DismissAffordance.none, header: "Statement", cancelInHeader: false)),
+            shows(["legacy-strict"], after: [.dismiss("statement"), .push("legacy-strict")], in: more,
+                  top: TopExpectation(affordance: .cancelButton, header: "Legacy", cancelInHeader: true)),
+            shows(["about"], after: [.dismiss("legacy-strict"), .push("about")],
+                  top: TopExpectation(affordance: .closeIcon, header: .some(nil))),
+        ]),
+        Scenario(name: "000 \"On Android, all sheets are resizable\": a sheet that must not be swiped keeps gestures and vetoes Hidden", steps: [
+            shows(["no-swipe"], after: [.push("no-swipe")], in: moreAndroid, top: TopExpectation(
+                swipe: false, gestures: true, backPress: true, confirmDialog: false, hidden: .veto, clickOutside: true,
+                dimmedAt: [])),
+            shows(["no-swipe"], after: [], in: more, top: TopExpectation(
+                swipe: false, tapScrim: true, modalInPresentation: false,
+                iosDismissal: IOSDismissal(swipe: false, tapScrim: true, requiresDelegate: true), dismissDisabled: true)),
+        ]),
+        Scenario(name: "UIKit cannot refuse a scrim tap while allowing a swipe: the delegate is required", steps: [
+            shows(["no-scrim-tap"], after: [.push("no-scrim-tap")], in: more, top: TopExpectation(
+                swipe: true, tapScrim: false, modalInPresentation: false,
+                iosDismissal: IOSDismissal(swipe: true, tapScrim: false, requiresDelegate: true), dismissDisabled: false)),
+            shows(["no-scrim-tap"], after: [], in: moreAndroid, top: TopExpectation(
+                hidden: .allow, clickOutside: false)),
+        ]),
+        Scenario(name: "a dirty form: isModalInPresentation and a confirm on Hidden; the delegate is not needed", steps: [
+            shows(["filters"], after: [.push("filters")], in: Fixtures.context(dirty: true), top: TopExpectation(
+                modalInPresentation: true, iosDismissal: IOSDismissal(swipe: false, tapScrim: false, requiresDelegate: false),
+                dismissDisabled: true)),
+            shows(["filters"], after: [], in: Fixtures.context(platform: .android, dirty: true),
+                  top: TopExpectation(hidden: .confirm, clickOutside: true)),
+        ]),
+        Scenario(name: "SwiftUI: detents, selection, background interaction and content interaction mirror the UIKit block", steps: [
+            shows(["account-actions"], after: [.push("account-actions")], top: TopExpectation(
+                modalStyle: .pageSheet, swiftuiDetents: [SwiftUIDetent(kind: .medium), SwiftUIDetent(kind: .large)],
+                swiftuiSelection: SwiftUIDetent(kind: .medium),
+                backgroundInteraction: SwiftUIBackgroundInteraction(kind: .enabled, upThrough: SwiftUIDetent(kind: .medium)),
+                contentInteraction: .resizes, dismissDisabled: false)),
+            shows(["about"], after: [.dismiss("account-actions"), .push("about"), .height("about", 312)], top: TopExpectation(
+                swiftuiDetents: [SwiftUIDetent(kind: .height, height: 312)], swiftuiSelection: SwiftUIDetent(kind: .height, height: 312),
+                backgroundInteraction: SwiftUIBackgroundInteraction(kind: .disabled), contentInteraction: .scrolls)),
+            shows(["about"], after: [], in: Fixtures.context(idiom: .pad), top: TopExpectation(modalStyle: .popover)),
+        ]),
+        Scenario(name: "Android: the scrim follows nonModalUpTo in SheetValue names, the corner radius is the shape", steps: [
+            shows(["account-actions"], after: [.push("account-actions")], in: Fixtures.context(platform: .android),
+                  top: TopExpectation(dimmedAt: [.expanded], shape: .some(nil))),
+            shows(["offer-detail"], after: [.dismiss("account-actions"), .push("offer-detail")],
+                  in: Fixtures.context(platform: .android), top: TopExpectation(dimmedAt: [.expanded], shape: 24)),
+            shows(["about"], after: [.dismiss("offer-detail"), .push("about")],
+                  in: Fixtures.context(platform: .android), top: TopExpectation(dimmedAt: [.expanded])),
+        ]),
+        Scenario(name: "004 \"When the customer dismisses the sheet, keep it closed\": a programmatic dismissal does not latch", steps: [
+            shows(["offers"], after: [.count("offers", 3), .dismiss("offers", .programmatic)], reason: .cardsAvailable),
+            showsNothing(.latched, after: [.dismiss("offers", .action)]),
+        ]),
+    ]
+}
+
 struct ScenarioTests {
     /// Each scenario's decisions match, step by step, as events are folded in.
     @Test(arguments: Scenario.all)
@@ -336,6 +447,21 @@ struct ScenarioTests {
                 check(top, against: expected, step: where_)
             }
         }
+    }
+
+    /// Issue 12: Android measures in dp, so its trace lines say dp; iOS lines say pt.
+    @Test func traceLinesUseThePlatformsUnit() {
+        let state = fold([.push("filters"), .push("about"), .height("about", 300, on: .android), .height("about", 300)])
+        let android = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: Fixtures.context(platform: .android))
+        #expect(android.trace.contains("variant: content, 300 dp measured on android, scrollable in case it exceeds the unknown viewport"))
+        #expect(!android.trace.contains { $0.contains(" pt") })
+        let tall = SheetPolicy.decide(
+            catalog: Fixtures.catalog, state: state, context: Fixtures.context(platform: .android, viewport: 280))
+        #expect(tall.trace.contains("variant: content, measured 300 dp reaches the 280 dp viewport: large detent, scrollable"))
+        let ios = SheetPolicy.decide(
+            catalog: Fixtures.catalog, state: fold([.push("filters")]), context: Fixtures.context())
+        #expect(ios.trace.contains { $0.hasPrefix("anatomy: strict, 56 pt sticky header") })
+        #expect(!ios.trace.contains { $0.contains(" dp") })
     }
 
     private func check(_ top: Presentation, against e: TopExpectation, step: String) {
@@ -361,6 +487,8 @@ struct ScenarioTests {
         expect(top.primaryButton?.size, e.button, "primaryButton")
         expect(top.presentationStyle, e.style, "presentationStyle")
         expect(top.transition, e.transition, "transition")
+        expect(top.keyboardAdjustment, e.keyboard, "keyboardAdjustment")
+        expect(top.header?.cancelButton, e.cancelInHeader.map { .some($0) }, "header.cancelButton")
         if let ios = top.iosConfiguration {
             expect(ios.isModalInPresentation, e.modalInPresentation, "isModalInPresentation")
             expect(ios.prefersEdgeAttachedInCompactHeight, e.edgeAttached, "prefersEdgeAttachedInCompactHeight")
@@ -368,7 +496,20 @@ struct ScenarioTests {
             expect(ios.detents, e.detents, "ios detents")
             expect(ios.selectedDetentIdentifier, e.selected, "selectedDetentIdentifier")
             expect(ios.prefersGrabberVisible, e.grabber, "prefersGrabberVisible")
-            #expect(e.skipPartiallyExpanded == nil && e.initialValue == nil && e.confirmDialog == nil, "\(step): expected Android")
+            expect(ios.modalPresentationStyle, e.modalStyle, "modalPresentationStyle")
+            expect(ios.dismissal, e.iosDismissal, "dismissal")
+            expect(ios.swiftui.presentationDetents, e.swiftuiDetents, "presentationDetents")
+            expect(ios.swiftui.selection, e.swiftuiSelection, "selection")
+            expect(ios.swiftui.presentationDragIndicator, e.dragIndicator, "presentationDragIndicator")
+            expect(ios.swiftui.presentationBackgroundInteraction, e.backgroundInteraction, "presentationBackgroundInteraction")
+            expect(ios.swiftui.presentationContentInteraction, e.contentInteraction, "presentationContentInteraction")
+            expect(ios.swiftui.interactiveDismissDisabled, e.dismissDisabled, "interactiveDismissDisabled")
+            expect(ios.swiftui.presentationCornerRadius, ios.preferredCornerRadius, "presentationCornerRadius")
+            // SwiftUI and UIKit agree on the detents and the grabber.
+            #expect(ios.swiftui.presentationDetents.count == ios.detents.count, "\(step)")
+            #expect((ios.swiftui.presentationDragIndicator == .visible) == ios.prefersGrabberVisible, "\(step)")
+            #expect(e.skipPartiallyExpanded == nil && e.initialValue == nil && e.confirmDialog == nil && e.hidden == nil
+                && e.dimmedAt == nil && e.imePadding == nil, "\(step): expected Android")
         }
         if let android = top.androidConfiguration {
             expect(android.skipPartiallyExpanded, e.skipPartiallyExpanded, "skipPartiallyExpanded")
@@ -377,7 +518,17 @@ struct ScenarioTests {
             expect(android.shouldDismissOnBackPress, e.backPress, "shouldDismissOnBackPress")
             expect(android.confirmValueChangeRequiresDialog, e.confirmDialog, "confirmValueChangeRequiresDialog")
             expect(android.dragHandle, e.grabber, "dragHandle")
-            #expect(e.modalInPresentation == nil && e.edgeAttached == nil, "\(step): expected iOS")
+            expect(android.confirmValueChange.hidden, e.hidden, "confirmValueChange.hidden")
+            expect(android.shouldDismissOnClickOutside, e.clickOutside, "shouldDismissOnClickOutside")
+            expect(android.scrim.dimmedAt, e.dimmedAt, "scrim.dimmedAt")
+            expect(android.shape.topCornerRadius, e.shape, "shape")
+            expect(android.imePadding, e.imePadding, "imePadding")
+            // The grouped properties repeat the flat members; a veto never turns gestures off.
+            #expect(android.properties.shouldDismissOnBackPress == android.shouldDismissOnBackPress, "\(step)")
+            #expect(android.properties.shouldDismissOnClickOutside == android.shouldDismissOnClickOutside, "\(step)")
+            #expect(android.confirmValueChangeRequiresDialog == (android.confirmValueChange.hidden == .confirm), "\(step)")
+            #expect(e.modalInPresentation == nil && e.edgeAttached == nil && e.iosDismissal == nil && e.swiftuiDetents == nil
+                && e.modalStyle == nil && e.dismissDisabled == nil, "\(step): expected iOS")
         }
     }
 }

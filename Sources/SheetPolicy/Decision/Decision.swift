@@ -55,16 +55,21 @@ public struct Presentation: Sendable, Equatable {
     public var parentScalesBehind: Bool
     /// A content-sized sheet whose height is not measured yet on this platform (rests at medium meanwhile).
     public var awaitingContentHeight: Bool
+    /// 000: "Allow for scrolling if sheet content exceeds the viewport": false only when the content is
+    /// measured and the viewport is known to hold it; without a `viewportHeight` it could exceed, so true.
     public var scrollable: Bool
     /// Screen readers can reach the scrim as a close control.
     public var scrimAccessibleAsClose: Bool
-    /// Strict style: the sticky 56 pt title header; `nil` for flexible sheets.
+    /// The sticky 56 pt header: every strict sheet's (003), and any sheet's whose affordance is a
+    /// Cancel button (000: "a 'Cancel' text button placed in the header"); `nil` otherwise.
     public var header: SheetHeader?
     /// The sticky primary button slot, when the sheet has one.
     public var primaryButton: PrimaryButtonSlot?
     public var presentationStyle: PresentationStyle
     /// How the presented top got there; `nil` for a root and for sheets below the top.
     public var transition: Transition?
+    /// What the sheet does while the keyboard is up (`none` when it is down).
+    public var keyboardAdjustment: KeyboardAdjustment
     /// The same presentation in the context platform's own vocabulary.
     public var platform: PlatformConfiguration
 
@@ -74,7 +79,7 @@ public struct Presentation: Sendable, Equatable {
         dismissAffordance: DismissAffordance, confirmBeforeDismiss: Bool, expandsOnScrollToEdge: Bool,
         parentScalesBehind: Bool, awaitingContentHeight: Bool, scrollable: Bool, scrimAccessibleAsClose: Bool,
         header: SheetHeader?, primaryButton: PrimaryButtonSlot?, presentationStyle: PresentationStyle,
-        transition: Transition?, platform: PlatformConfiguration
+        transition: Transition?, keyboardAdjustment: KeyboardAdjustment = .none, platform: PlatformConfiguration
     ) {
         self.id = id; self.kind = kind; self.variant = variant; self.detents = detents
         self.selectedDetent = selectedDetent; self.grabberVisible = grabberVisible; self.swipeToDismiss = swipeToDismiss
@@ -83,27 +88,43 @@ public struct Presentation: Sendable, Equatable {
         self.expandsOnScrollToEdge = expandsOnScrollToEdge; self.parentScalesBehind = parentScalesBehind
         self.awaitingContentHeight = awaitingContentHeight; self.scrollable = scrollable
         self.scrimAccessibleAsClose = scrimAccessibleAsClose; self.header = header; self.primaryButton = primaryButton
-        self.presentationStyle = presentationStyle; self.transition = transition; self.platform = platform
+        self.presentationStyle = presentationStyle; self.transition = transition
+        self.keyboardAdjustment = keyboardAdjustment; self.platform = platform
     }
 }
 
 /// A resting height of a sheet.
 public struct Detent: Sendable, Equatable {
     public var id: DetentID
-    /// Points, for the `content` detent; `nil` for the system's medium and large.
+    /// Points on iOS, dp on Android, for the `content` detent; `nil` for the system's medium and large.
     public var height: Double?
     public init(id: DetentID, height: Double? = nil) { self.id = id; self.height = height }
 }
 
-/// The strict style's sticky header.
+/// The sticky header: the strict style's title, and the Cancel button when the sheet has one.
 public struct SheetHeader: Sendable, Equatable {
+    /// The definition's title; empty when a flexible sheet has a header only to hold its Cancel button.
     public var title: String
-    /// Always 56 points.
+    /// Always 56 (points on iOS, dp on Android).
     public var height: Double
     public var sticky: Bool
-    public init(title: String, height: Double = 56, sticky: Bool = true) {
-        self.title = title; self.height = height; self.sticky = sticky
+    /// 000: "a 'Cancel' text button placed in the header": the header holds it (leading edge).
+    public var cancelButton: Bool
+    public init(title: String, height: Double = 56, sticky: Bool = true, cancelButton: Bool = false) {
+        self.title = title; self.height = height; self.sticky = sticky; self.cancelButton = cancelButton
     }
+}
+
+/// What the sheet does while the keyboard is up.
+public enum KeyboardAdjustment: String, Sendable, CaseIterable {
+    /// The keyboard is down.
+    case none
+    /// 000: "resize to accommodate keyboards": a sheet with one resting height keeps it and rises by the
+    /// keyboard's height (UIKit and SwiftUI do this themselves; Compose needs `imePadding`).
+    case growByKeyboard
+    /// 001: "if the sheet is in half-height mode and the keyboard slides up, it will automatically move to
+    /// the top of the screen": a sheet that has a large detent rests there until the keyboard hides.
+    case largeDetent
 }
 
 /// The size of a sheet's primary button: medium in strict sheets, small in flexible ones.
@@ -175,15 +196,23 @@ public struct IOSSheetConfiguration: Sendable, Equatable {
     public var widthFollowsPreferredContentSizeWhenEdgeAttached: Bool
     /// The definition's `cornerRadius`; `nil` keeps the system (and design-system) default.
     public var preferredCornerRadius: Double?
-    /// Blocks interactive dismissal: dismissal must be confirmed, or swiping is off.
+    /// Set on the presented view controller (the sheet's own, each sheet of a stack its own): blocks
+    /// swipe and scrim tap alike, so it is true when dismissal must be confirmed or neither gesture may dismiss.
     public var isModalInPresentation: Bool
+    /// The presented view controller's `modalPresentationStyle`.
+    public var modalPresentationStyle: ModalPresentationStyle
+    /// What UIKit will actually do with these settings.
+    public var dismissal: IOSDismissal
+    /// The same presentation as SwiftUI modifiers.
+    public var swiftui: SwiftUISheetConfiguration
 
     public init(
         detents: [DetentID], customDetentHeights: [CustomDetentHeight],
         selectedDetentIdentifier: DetentID, largestUndimmedDetentIdentifier: DetentID?, prefersGrabberVisible: Bool,
         prefersScrollingExpandsWhenScrolledToEdge: Bool, prefersEdgeAttachedInCompactHeight: Bool,
         widthFollowsPreferredContentSizeWhenEdgeAttached: Bool, preferredCornerRadius: Double?,
-        isModalInPresentation: Bool
+        isModalInPresentation: Bool, modalPresentationStyle: ModalPresentationStyle, dismissal: IOSDismissal,
+        swiftui: SwiftUISheetConfiguration
     ) {
         self.detents = detents; self.customDetentHeights = customDetentHeights
         self.selectedDetentIdentifier = selectedDetentIdentifier
@@ -193,6 +222,84 @@ public struct IOSSheetConfiguration: Sendable, Equatable {
         self.prefersEdgeAttachedInCompactHeight = prefersEdgeAttachedInCompactHeight
         self.widthFollowsPreferredContentSizeWhenEdgeAttached = widthFollowsPreferredContentSizeWhenEdgeAttached
         self.preferredCornerRadius = preferredCornerRadius; self.isModalInPresentation = isModalInPresentation
+        self.modalPresentationStyle = modalPresentationStyle; self.dismissal = dismissal; self.swiftui = swiftui
+    }
+}
+
+/// `UIModalPresentationStyle` names.
+public enum ModalPresentationStyle: String, Sendable, CaseIterable {
+    /// iPhone: `sheetPresentationController` configures it (001).
+    case pageSheet
+    /// Not chosen by the policy today; listed because UIKit's sheet controller exists for it too (001).
+    case formSheet
+    /// iPad: configure `popoverPresentationController.adaptiveSheetPresentationController` (001).
+    case popover
+}
+
+/// The gestures UIKit will honour, given `isModalInPresentation` and the delegate.
+public struct IOSDismissal: Sendable, Equatable {
+    /// A swipe down dismisses.
+    public var swipe: Bool
+    /// A tap on the dimming view dismisses.
+    public var tapScrim: Bool
+    /// The combination needs a `UIAdaptivePresentationControllerDelegate` whose
+    /// `presentationControllerShouldDismiss` answers `swipe` while the sheet is being dragged and
+    /// `tapScrim` otherwise: UIKit has no separate switch for the two gestures.
+    public var requiresDelegate: Bool
+    public init(swipe: Bool, tapScrim: Bool, requiresDelegate: Bool) {
+        self.swipe = swipe; self.tapScrim = tapScrim; self.requiresDelegate = requiresDelegate
+    }
+}
+
+/// A SwiftUI `PresentationDetent`: `.medium`, `.large` or `.height(height)`.
+public struct SwiftUIDetent: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable { case medium, large, height }
+    public var kind: Kind
+    /// Points, for `.height`; `nil` otherwise.
+    public var height: Double?
+    public init(kind: Kind, height: Double? = nil) { self.kind = kind; self.height = height }
+}
+
+/// `presentationBackgroundInteraction`: `.enabled(upThrough:)` or `.disabled`.
+public struct SwiftUIBackgroundInteraction: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable { case enabled, disabled }
+    public var kind: Kind
+    /// The largest detent that lets the background take touches; `nil` when disabled.
+    public var upThrough: SwiftUIDetent?
+    public init(kind: Kind, upThrough: SwiftUIDetent? = nil) { self.kind = kind; self.upThrough = upThrough }
+}
+
+/// SwiftUI's sheet modifiers (iOS 16.4+), as 003 and 004 present sheets.
+public struct SwiftUISheetConfiguration: Sendable, Equatable {
+    /// `presentationDetents(_:selection:)`, smallest first.
+    public var presentationDetents: [SwiftUIDetent]
+    /// The `selection` binding's initial value; always one of `presentationDetents`.
+    public var selection: SwiftUIDetent
+    /// `presentationDragIndicator`: `visible` or `hidden`.
+    public var presentationDragIndicator: Visibility
+    public var presentationBackgroundInteraction: SwiftUIBackgroundInteraction
+    /// `presentationContentInteraction`: `resizes` when scrolling at the edge grows the sheet, else `scrolls`.
+    public var presentationContentInteraction: ContentInteraction
+    /// `presentationCornerRadius`; `nil` keeps the system default.
+    public var presentationCornerRadius: Double?
+    /// `interactiveDismissDisabled`: SwiftUI has one switch for swipe and scrim tap; it follows the swipe
+    /// (and the confirmation), since a refused scrim tap cannot be expressed without UIKit.
+    public var interactiveDismissDisabled: Bool
+
+    public enum Visibility: String, Sendable, CaseIterable { case visible, hidden }
+    public enum ContentInteraction: String, Sendable, CaseIterable { case scrolls, resizes }
+
+    public init(
+        presentationDetents: [SwiftUIDetent], selection: SwiftUIDetent, presentationDragIndicator: Visibility,
+        presentationBackgroundInteraction: SwiftUIBackgroundInteraction, presentationContentInteraction: ContentInteraction,
+        presentationCornerRadius: Double?, interactiveDismissDisabled: Bool
+    ) {
+        self.presentationDetents = presentationDetents; self.selection = selection
+        self.presentationDragIndicator = presentationDragIndicator
+        self.presentationBackgroundInteraction = presentationBackgroundInteraction
+        self.presentationContentInteraction = presentationContentInteraction
+        self.presentationCornerRadius = presentationCornerRadius
+        self.interactiveDismissDisabled = interactiveDismissDisabled
     }
 }
 
@@ -211,23 +318,77 @@ public struct AndroidSheetConfiguration: Sendable, Equatable {
     public var initialValue: AndroidSheetValue
     /// The drag handle always shows: every Android sheet is resizable.
     public var dragHandle: Bool
-    /// Dragging (and swiping away) is on; off when the definition turns swipe-to-dismiss off.
+    /// Always true. 000: "On Android, all sheets are resizable"; Material 3 turns every drag off with it, so a
+    /// sheet that must not be swiped away keeps gestures and vetoes `Hidden` (`confirmValueChange`) instead.
     public var sheetGesturesEnabled: Bool
     public var shouldDismissOnClickOutside: Bool
-    /// Back dismisses unless the sheet has no way out at all (no swipe, no scrim tap, no affordance).
+    /// Always true: Back always offers a way out, through the confirm dialog when nothing else does.
     public var shouldDismissOnBackPress: Bool
-    /// `confirmValueChange` must ask (in a dialog) before the sheet goes `Hidden`.
+    /// `confirmValueChange` must ask (in a dialog) before the sheet goes `Hidden` (`confirmValueChange.hidden == .confirm`).
     public var confirmValueChangeRequiresDialog: Bool
+    /// What `SheetState`'s `confirmValueChange` answers for `SheetValue.Hidden`.
+    public var confirmValueChange: AndroidConfirmValueChange
+    /// `ModalBottomSheet(scrimColor:)`: the sheet values at which the scrim is drawn.
+    public var scrim: AndroidScrim
+    /// `ModalBottomSheet(shape:)`.
+    public var shape: AndroidShape
+    /// `ModalBottomSheetProperties`, as Material 3 groups them (the same values as the members above).
+    public var properties: AndroidSheetProperties
+    /// Pad the content by the IME (`Modifier.imePadding()`): the sheet grows by the keyboard.
+    public var imePadding: Bool
 
     public init(
         skipPartiallyExpanded: Bool, initialValue: AndroidSheetValue, dragHandle: Bool, sheetGesturesEnabled: Bool,
-        shouldDismissOnClickOutside: Bool, shouldDismissOnBackPress: Bool, confirmValueChangeRequiresDialog: Bool
+        shouldDismissOnClickOutside: Bool, shouldDismissOnBackPress: Bool, confirmValueChangeRequiresDialog: Bool,
+        confirmValueChange: AndroidConfirmValueChange, scrim: AndroidScrim, shape: AndroidShape,
+        properties: AndroidSheetProperties, imePadding: Bool
     ) {
         self.skipPartiallyExpanded = skipPartiallyExpanded; self.initialValue = initialValue
         self.dragHandle = dragHandle; self.sheetGesturesEnabled = sheetGesturesEnabled
         self.shouldDismissOnClickOutside = shouldDismissOnClickOutside
         self.shouldDismissOnBackPress = shouldDismissOnBackPress
         self.confirmValueChangeRequiresDialog = confirmValueChangeRequiresDialog
+        self.confirmValueChange = confirmValueChange; self.scrim = scrim; self.shape = shape
+        self.properties = properties; self.imePadding = imePadding
+    }
+}
+
+/// The answer of `confirmValueChange` for `SheetValue.Hidden`.
+public enum HiddenChange: String, Sendable, CaseIterable {
+    /// Return true.
+    case allow
+    /// Return false: the sheet springs back (it still resizes).
+    case veto
+    /// Return false and show the confirm dialog; hide the sheet when the user confirms.
+    case confirm
+}
+
+/// `confirmValueChange`, per target value (only `Hidden` is ever refused).
+public struct AndroidConfirmValueChange: Sendable, Equatable {
+    public var hidden: HiddenChange
+    public init(hidden: HiddenChange) { self.hidden = hidden }
+}
+
+/// Where the scrim is drawn: `BottomSheetDefaults.ScrimColor` at these values, `Color.Transparent` at the others.
+/// A `ModalBottomSheet` still takes every touch behind it; only the dimming follows `nonModalUpTo`.
+public struct AndroidScrim: Sendable, Equatable {
+    public var dimmedAt: [AndroidSheetValue]
+    public init(dimmedAt: [AndroidSheetValue]) { self.dimmedAt = dimmedAt }
+}
+
+/// The sheet's shape: top corners rounded by `topCornerRadius` dp; `nil` keeps `BottomSheetDefaults.ExpandedShape`.
+public struct AndroidShape: Sendable, Equatable {
+    public var topCornerRadius: Double?
+    public init(topCornerRadius: Double?) { self.topCornerRadius = topCornerRadius }
+}
+
+/// `ModalBottomSheetProperties(shouldDismissOnBackPress:shouldDismissOnClickOutside:)`.
+public struct AndroidSheetProperties: Sendable, Equatable {
+    public var shouldDismissOnBackPress: Bool
+    public var shouldDismissOnClickOutside: Bool
+    public init(shouldDismissOnBackPress: Bool, shouldDismissOnClickOutside: Bool) {
+        self.shouldDismissOnBackPress = shouldDismissOnBackPress
+        self.shouldDismissOnClickOutside = shouldDismissOnClickOutside
     }
 }
 

@@ -38,7 +38,8 @@ public struct SheetDefinition: Sendable, Equatable {
     public var size: SheetSize?
     public var style: SheetStyle
     public var title: String?
-    /// The screen that owns the sheet; it is never presented elsewhere.
+    /// The screen that owns the sheet. A root or card sheet presents only here; a sheet nested in a
+    /// stack presents wherever the stack's root does (a stack belongs to its root's screen and tab).
     public var screen: String
     /// The tab of `screen` that owns the sheet, when it lives in a tab view.
     public var tab: String?

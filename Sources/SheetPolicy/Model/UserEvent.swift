@@ -1,4 +1,4 @@
-/// How the user (or the app) dismissed a sheet.
+/// How the user (or the app) dismissed a sheet. Every method but `programmatic` latches a card sheet.
 public enum DismissMethod: String, Sendable, CaseIterable {
     case swipe, scrim, closeButton, cancelButton, action, programmatic
 }

@@ -46,11 +46,13 @@ extension SheetPolicy {
                 applied: true, changed: count != previous, count: count, latched: false,
                 stack: state.stack.map(\.sheetId))
 
-        case .sheetDismissed(let sheetId, _):
+        case .sheetDismissed(let sheetId, let method):
             var latched = false
             var latchCount = 0
             // Rule 2: dismissing a card sheet latches it at its count, shown or not; the count stays.
-            if let sheet = catalog[sheetId], sheet.isCardSheet, let key = sheet.containerKey {
+            // 004: "When the customer dismisses the sheet, keep it closed": the customer's gestures and controls
+            // latch; `programmatic` (the app closing it, e.g. to show another sheet) does not.
+            if method != .programmatic, let sheet = catalog[sheetId], sheet.isCardSheet, let key = sheet.containerKey {
                 latchCount = state.count(for: key)
                 state.latches[sheetId] = latchCount
                 latched = true

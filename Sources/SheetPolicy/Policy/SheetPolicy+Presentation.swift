@@ -26,70 +26,73 @@ extension SheetPolicy {
     ) -> Presentation {
         let platform = context.platform
         let variant = sheet.resolvedSize
+        // Issue 12: Android measures in dp, iOS in points; the numbers are the client's own.
+        let unit = platform == .android ? "dp" : "pt"
 
         // Rule 5: variants.
-        var detents: [Detent]
-        var selected: DetentID
-        var scrollable: Bool
-        var awaitingContentHeight = false
-        switch variant {
-        case .content:
-            if let height = state.contentHeights[HeightKey(sheetId: sheet.id, platform: platform)] {
-                if let viewport = context.viewportHeight, height >= viewport {
-                    detents = [Detent(id: .large)]
-                    selected = .large
-                    scrollable = true
-                    trace.append(
-                        "variant: content, measured \(points(height)) pt reaches the \(points(viewport)) pt viewport: "
-                            + "large detent, scrollable")
-                } else {
-                    detents = [Detent(id: .content, height: height)]
-                    selected = .content
-                    scrollable = false
-                    trace.append("variant: content, \(points(height)) pt measured on \(platform.rawValue)")
-                }
-            } else {
-                detents = [Detent(id: .medium)]
-                selected = .medium
-                scrollable = false
-                awaitingContentHeight = true
-                trace.append("variant: content, height not measured on \(platform.rawValue) yet: resting at medium")
-            }
-        case .large:
-            detents = [Detent(id: .large)]
-            selected = .large
-            scrollable = true
-            trace.append("variant: large, the parent scales behind, scrollable")
-        case .medium:
-            detents = [Detent(id: .medium), Detent(id: .large)]
-            selected = .medium
-            scrollable = true
-            trace.append("variant: medium, resizable to large, scrollable")
+        var rest = resting(sheet, state: state, context: context)
+        trace.append(rest.note)
+        let awaitingContentHeight = rest.awaiting
+        // 000: "Do not resize the sheet until the size of the content is known": a flow step into an
+        // unmeasured content sheet keeps the previous step's detents and selection meanwhile.
+        if awaitingContentHeight, entry.mode == .replace, let previousID = entry.replacedSheetId,
+            let previous = catalog[previousID]
+        {
+            let kept = resting(previous, state: state, context: context)
+            rest.detents = kept.detents
+            rest.selected = kept.selected
+            trace.append("flow: keeping the detents of '\(previousID)' until the content height is known")
         }
+        let detents = rest.detents
+        var selected = rest.selected
 
-        // Rule 6: the keyboard raises the sheet to large until it hides.
+        // Rule 6: the keyboard.
+        var keyboard = KeyboardAdjustment.none
         if context.keyboardVisible {
-            if !detents.contains(where: { $0.id == .large }) { detents.append(Detent(id: .large)) }
-            selected = .large
-            trace.append("keyboard: visible, large detent selected")
-        }
-
-        // Rule 7: grabber.
-        let grabberVisible = platform == .android || variant == .medium
-        switch platform {
-        case .ios: trace.append("grabber: \(grabberVisible ? "shown, the sheet is resizable" : "hidden, the sheet is not resizable")")
-        case .android: trace.append("grabber: drag handle shown, every Android sheet is resizable")
+            if detents.contains(where: { $0.id == .large }) {
+                // 001: "if the sheet is in half-height mode and the keyboard slides up, it will automatically move to the top".
+                selected = .large
+                keyboard = .largeDetent
+                trace.append("keyboard: visible, large detent selected")
+            } else {
+                // 000: "Bottom sheets should automatically resize to accommodate keyboards".
+                keyboard = .growByKeyboard
+                trace.append("keyboard: visible, the sheet keeps its detent and grows by the keyboard's height")
+            }
         }
 
         // Rule 8: dismissal.
-        let affordance = sheet.dismissAffordance ?? defaultAffordance(for: sheet.kind)
         let swipeToDismiss = sheet.swipeToDismiss ?? true
         let tapScrimToDismiss = sheet.tapScrimToDismiss ?? true
+        var affordance = sheet.dismissAffordance ?? defaultAffordance(for: sheet.kind, style: sheet.style)
+        if sheet.style == .strict && affordance == .closeIcon {
+            // 003 strict: "no top-right close button"; a definition stored before that rule keeps a way out.
+            affordance = .cancelButton
+            trace.append("dismissal: strict sheets have no close icon, a Cancel button in the header instead")
+        }
         // `dirty` describes the presented sheet, so only the top can ask for confirmation.
         let confirmBeforeDismiss = isTop && sheet.confirmDismissWhenDirty && context.dirty
+        let noWayOut = !swipeToDismiss && !tapScrimToDismiss && affordance == .none
         trace.append(
             "dismissal: \(affordance.rawValue), swipe \(swipeToDismiss ? "on" : "off"), scrim tap \(tapScrimToDismiss ? "on" : "off")"
                 + (confirmBeforeDismiss ? ", unsaved input: confirm first" : ""))
+
+        // Rule 7: grabber. The documents' APIs default it on (000: `contentSizeSheet(prefersGrabberVisible:
+        // Bool = true)`; 003: "the indicator is part of the contract"); the anatomy's "appears only when the
+        // sheet is resizable" is kept where it matters: a sheet that can neither resize nor be swiped away
+        // shows none, as a grabber would promise a drag that does nothing.
+        let resizable = detents.count > 1
+        let grabberVisible = platform == .android || resizable || swipeToDismiss
+        switch platform {
+        case .ios:
+            trace.append(
+                resizable
+                    ? "grabber: shown, the sheet is resizable"
+                    : grabberVisible
+                        ? "grabber: shown, the sheet can be swiped away"
+                        : "grabber: hidden, the sheet neither resizes nor swipes away")
+        case .android: trace.append("grabber: drag handle shown, every Android sheet is resizable")
+        }
 
         // Rule 9: scrim.
         let largestUndimmed = sheet.nonModalUpTo
@@ -126,20 +129,35 @@ extension SheetPolicy {
             }
         }
 
-        // Rule 12: anatomy.
-        let header = sheet.style == .strict ? SheetHeader(title: sheet.title ?? "") : nil
+        // Rule 12: anatomy. 000: "a 'Cancel' text button placed in the header": a Cancel button always
+        // comes with a header to hold it, in flexible sheets too.
+        let header =
+            sheet.style == .strict || affordance == .cancelButton
+            ? SheetHeader(title: sheet.title ?? "", cancelButton: affordance == .cancelButton) : nil
         let button = sheet.primaryButton.map {
             PrimaryButtonSlot(label: $0.label, size: sheet.style == .strict ? .medium : .small)
         }
         trace.append(
             "anatomy: \(sheet.style.rawValue), "
-                + (header.map { "56 pt sticky header '\($0.title)'" } ?? "no header")
+                + (header.map { "56 \(unit) sticky header '\($0.title)'" + ($0.cancelButton ? " with a Cancel button" : "") }
+                    ?? "no header")
                 + (button.map { ", \($0.size.rawValue) sticky primary button '\($0.label)'" } ?? ""))
 
         let expands = sheet.expandsOnScrollToEdge ?? (variant == .medium)
         let platformConfiguration: PlatformConfiguration
         switch platform {
         case .ios:
+            // isModalInPresentation refuses swipe and scrim tap together; one of the two alone needs the delegate.
+            let isModal = confirmBeforeDismiss || (!swipeToDismiss && !tapScrimToDismiss)
+            let dismissal =
+                isModal
+                ? IOSDismissal(swipe: false, tapScrim: false, requiresDelegate: false)
+                : IOSDismissal(
+                    swipe: swipeToDismiss, tapScrim: tapScrimToDismiss,
+                    requiresDelegate: swipeToDismiss != tapScrimToDismiss)
+            if dismissal.requiresDelegate {
+                trace.append("dismissal: UIKit needs the presentation delegate to tell a swipe from a scrim tap")
+            }
             platformConfiguration = .ios(
                 IOSSheetConfiguration(
                     detents: detents.map(\.id),
@@ -153,18 +171,41 @@ extension SheetPolicy {
                     prefersEdgeAttachedInCompactHeight: context.idiom == .phone,
                     widthFollowsPreferredContentSizeWhenEdgeAttached: context.idiom == .phone,
                     preferredCornerRadius: sheet.cornerRadius,
-                    isModalInPresentation: confirmBeforeDismiss || !swipeToDismiss))
+                    isModalInPresentation: isModal,
+                    modalPresentationStyle: context.idiom == .pad ? .popover : .pageSheet,
+                    dismissal: dismissal,
+                    swiftui: SwiftUISheetConfiguration(
+                        presentationDetents: detents.map(swiftUIDetent),
+                        selection: swiftUIDetent(detents.first { $0.id == selected } ?? detents[0]),
+                        presentationDragIndicator: grabberVisible ? .visible : .hidden,
+                        presentationBackgroundInteraction: largestUndimmed.map {
+                            SwiftUIBackgroundInteraction(kind: .enabled, upThrough: swiftUIDetent(Detent(id: $0)))
+                        } ?? SwiftUIBackgroundInteraction(kind: .disabled),
+                        presentationContentInteraction: expands ? .resizes : .scrolls,
+                        presentationCornerRadius: sheet.cornerRadius,
+                        // One switch for both gestures: it follows the swipe, the gesture every sheet offers first.
+                        interactiveDismissDisabled: confirmBeforeDismiss || !swipeToDismiss)))
         case .android:
-            let skipPartiallyExpanded = variant != .medium
+            // The partially expanded state exists only where there is a medium and a large to move between.
+            let skipPartiallyExpanded = !(detents.contains { $0.id == .medium } && detents.contains { $0.id == .large })
+            // Back must always offer a way out: through the confirm dialog when nothing else closes the sheet.
+            let hidden: HiddenChange = confirmBeforeDismiss || noWayOut ? .confirm : swipeToDismiss ? .allow : .veto
+            if noWayOut { trace.append("dismissal: Back asks in the confirm dialog, nothing else closes the sheet") }
             platformConfiguration = .android(
                 AndroidSheetConfiguration(
                     skipPartiallyExpanded: skipPartiallyExpanded,
                     initialValue: !skipPartiallyExpanded && selected == .medium ? .partiallyExpanded : .expanded,
                     dragHandle: true,
-                    sheetGesturesEnabled: swipeToDismiss,
+                    sheetGesturesEnabled: true,
                     shouldDismissOnClickOutside: tapScrimToDismiss,
-                    shouldDismissOnBackPress: swipeToDismiss || tapScrimToDismiss || affordance != .none,
-                    confirmValueChangeRequiresDialog: confirmBeforeDismiss))
+                    shouldDismissOnBackPress: true,
+                    confirmValueChangeRequiresDialog: hidden == .confirm,
+                    confirmValueChange: AndroidConfirmValueChange(hidden: hidden),
+                    scrim: AndroidScrim(dimmedAt: androidDimmedValues(largestUndimmed, skipPartiallyExpanded)),
+                    shape: AndroidShape(topCornerRadius: sheet.cornerRadius),
+                    properties: AndroidSheetProperties(
+                        shouldDismissOnBackPress: true, shouldDismissOnClickOutside: tapScrimToDismiss),
+                    imePadding: keyboard != .none))
         }
 
         return Presentation(
@@ -173,15 +214,90 @@ extension SheetPolicy {
             largestUndimmedDetent: largestUndimmed, dismissAffordance: affordance,
             confirmBeforeDismiss: confirmBeforeDismiss, expandsOnScrollToEdge: expands,
             parentScalesBehind: variant == .large, awaitingContentHeight: awaitingContentHeight,
-            scrollable: scrollable, scrimAccessibleAsClose: tapScrimToDismiss, header: header, primaryButton: button,
-            presentationStyle: style, transition: transition, platform: platformConfiguration)
+            scrollable: rest.scrollable, scrimAccessibleAsClose: tapScrimToDismiss, header: header, primaryButton: button,
+            presentationStyle: style, transition: transition, keyboardAdjustment: keyboard,
+            platform: platformConfiguration)
     }
 
-    /// Rule 8's affordance by kind.
-    static func defaultAffordance(for kind: SheetKind) -> DismissAffordance {
+    /// A sheet's resting detents in `context` before the keyboard and flows touch them (rule 5).
+    struct Resting {
+        var detents: [Detent]
+        var selected: DetentID
+        var scrollable: Bool
+        var awaiting: Bool
+        var note: String
+    }
+
+    /// Rule 5 for one sheet.
+    static func resting(_ sheet: SheetDefinition, state: UserState, context: ClientContext) -> Resting {
+        let platform = context.platform
+        let unit = platform == .android ? "dp" : "pt"
+        switch sheet.resolvedSize {
+        case .content:
+            guard let height = state.contentHeights[HeightKey(sheetId: sheet.id, platform: platform)] else {
+                // Scrollable meanwhile: the content may exceed medium before it is measured.
+                return Resting(
+                    detents: [Detent(id: .medium)], selected: .medium, scrollable: true, awaiting: true,
+                    note: "variant: content, height not measured on \(platform.rawValue) yet: resting at medium")
+            }
+            guard let viewport = context.viewportHeight else {
+                // 000: "Allow for scrolling if sheet content exceeds the viewport": unknown viewport, so it could.
+                return Resting(
+                    detents: [Detent(id: .content, height: height)], selected: .content, scrollable: true,
+                    awaiting: false,
+                    note: "variant: content, \(points(height)) \(unit) measured on \(platform.rawValue), "
+                        + "scrollable in case it exceeds the unknown viewport")
+            }
+            if height >= viewport {
+                return Resting(
+                    detents: [Detent(id: .large)], selected: .large, scrollable: true, awaiting: false,
+                    note: "variant: content, measured \(points(height)) \(unit) reaches the \(points(viewport)) \(unit) "
+                        + "viewport: large detent, scrollable")
+            }
+            return Resting(
+                detents: [Detent(id: .content, height: height)], selected: .content, scrollable: false, awaiting: false,
+                note: "variant: content, \(points(height)) \(unit) measured on \(platform.rawValue)")
+        case .large:
+            return Resting(
+                detents: [Detent(id: .large)], selected: .large, scrollable: true, awaiting: false,
+                note: "variant: large, the parent scales behind, scrollable")
+        case .medium:
+            return Resting(
+                detents: [Detent(id: .medium), Detent(id: .large)], selected: .medium, scrollable: true, awaiting: false,
+                note: "variant: medium, resizable to large, scrollable")
+        }
+    }
+
+    /// A neutral detent as SwiftUI spells it.
+    static func swiftUIDetent(_ detent: Detent) -> SwiftUIDetent {
+        switch detent.id {
+        case .medium: SwiftUIDetent(kind: .medium)
+        case .large: SwiftUIDetent(kind: .large)
+        case .content: detent.height.map { SwiftUIDetent(kind: .height, height: $0) } ?? SwiftUIDetent(kind: .large)
+        }
+    }
+
+    private static let dimmedBoth: [AndroidSheetValue] = [.partiallyExpanded, .expanded]
+    private static let dimmedExpanded: [AndroidSheetValue] = [.expanded]
+    private static let dimmedNone: [AndroidSheetValue] = []
+
+    /// The Android values with a scrim (shared arrays: no allocation per decision).
+    static func androidDimmedValues(_ largestUndimmed: DetentID?, _ skipPartiallyExpanded: Bool) -> [AndroidSheetValue] {
+        switch largestUndimmed {
+        case nil: skipPartiallyExpanded ? dimmedExpanded : dimmedBoth
+        case .medium?, .content?: dimmedExpanded
+        case .large?: dimmedNone
+        }
+    }
+
+    /// Rule 8's affordance by kind and style.
+    static func defaultAffordance(for kind: SheetKind, style: SheetStyle) -> DismissAffordance {
         switch kind {
-        case .informational: .closeIcon
+        // 000: "A close system icon is used to dismiss"; 003 strict: "no top-right close button".
+        case .informational: style == .strict ? .none : .closeIcon
+        // 000: "a 'Cancel' text button placed in the header".
         case .input: .cancelButton
+        // 000 action sheets: "Don't use an explicit button for dismissal"; 004: swiping the card sheet away.
         case .action, .cards: .none
         }
     }

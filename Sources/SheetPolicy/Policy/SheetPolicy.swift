@@ -24,10 +24,10 @@ public enum SheetPolicy {
             }
         }
 
-        // Rule 4: the stack wins on its own screen.
-        if !stack.isEmpty {
-            let sheets = stack.compactMap { catalog[$0.sheetId] }
-            if sheets.allSatisfy({ $0.isOwned(by: context) }) {
+        // Rule 4: "A user has one stack; it belongs to its root sheet's screen (and tab)": nested sheets
+        // defined for other screens show over the root wherever the root is owned.
+        if !stack.isEmpty, let root = catalog[stack[0].sheetId] {
+            if root.isOwned(by: context) {
                 trace.append(
                     "stack: \(stack.count) sheet\(stack.count == 1 ? "" : "s") open on this screen, "
                         + "root '\(stack[0].sheetId)', top '\(stack[stack.count - 1].sheetId)' presented")
@@ -39,7 +39,6 @@ public enum SheetPolicy {
                 let presentations = present(stack, catalog: catalog, state: state, context: context, trace: &trace)
                 return Decision(present: true, reason: .stack, stack: presentations, yielded: yielded, trace: trace)
             }
-            let root = sheets[0]
             trace.append(
                 "stack: kept but not shown, it belongs to screen '\(root.screen)'"
                     + (root.tab.map { " tab '\($0)'" } ?? ""))
