@@ -51,6 +51,20 @@ extension SheetDefinition {
             expandsOnScrollToEdge: expands, cornerRadius: radius)
     }
 
+    /// Refuses what the design documents forbid (writes only: stored definitions keep loading).
+    func checkedAgainstDesignRules() throws(Problem) -> SheetDefinition {
+        let violations = designViolations
+        guard violations.isEmpty else { throw Problems.invalidParams(violations.map { ($0.field, $0.reason) }) }
+        return self
+    }
+
+    /// The catalog's answer for one definition: the canonical JSON plus `warnings` (never stored).
+    var responseJSON: [UInt8] {
+        var w = JSONWriter()
+        write(to: &w, withWarnings: true)
+        return w.bytes
+    }
+
     /// The canonical JSON of a definition: every member, defaults filled, `null` for absent options.
     var canonicalJSON: [UInt8] {
         var w = JSONWriter()
@@ -58,7 +72,8 @@ extension SheetDefinition {
         return w.bytes
     }
 
-    func write(to w: inout JSONWriter) {
+    /// `withWarnings` adds `warnings` (the design documents' advice, see `designWarnings`) for answers.
+    func write(to w: inout JSONWriter, withWarnings: Bool = false) {
         w.object { o in
             o.member("id", id)
             o.member("kind", kind.rawValue)
@@ -83,6 +98,16 @@ extension SheetDefinition {
             o.member("tapScrimToDismiss", tapScrimToDismiss)
             o.member("expandsOnScrollToEdge", expandsOnScrollToEdge)
             o.member("cornerRadius", cornerRadius)
+            if withWarnings {
+                o.arrayMember("warnings") { items in
+                    for warning in designWarnings {
+                        items.object { item in
+                            item.member("field", warning.field)
+                            item.member("reason", warning.reason)
+                        }
+                    }
+                }
+            }
         }
     }
 }

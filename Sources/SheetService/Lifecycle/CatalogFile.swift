@@ -27,7 +27,7 @@ public enum CatalogFile {
             var name = "sheets[\(index)]"
             if case .string(let id)? = object["id"] { name += " '\(id)'" }
             do {
-                let definition = try SheetDefinition.parse(object, pathId: nil)
+                let definition = try SheetDefinition.parse(object, pathId: nil).checkedAgainstDesignRules()
                 guard seen.insert(definition.id).inserted else {
                     throw ConfigurationError("catalog \(path): \(name): the id appears twice")
                 }

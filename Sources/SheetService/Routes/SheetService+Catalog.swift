@@ -11,7 +11,7 @@ extension SheetService {
         var w = JSONWriter()
         let sheets = catalog.sortedByID
         w.object { o in
-            o.arrayMember("sheets") { items in for sheet in sheets { sheet.write(to: &items) } }
+            o.arrayMember("sheets") { items in for sheet in sheets { sheet.write(to: &items, withWarnings: true) } }
         }
         return .json(200, w.bytes)
     }
@@ -20,13 +20,13 @@ extension SheetService {
         _ = try authenticate(request)
         let id = try pathIdentifier(request, "sheetId")
         guard let sheet = catalog[id] else { throw Problems.notFound("no sheet '\(id)' in the catalog") }
-        return .json(200, sheet.canonicalJSON)
+        return .json(200, sheet.responseJSON)
     }
 
     func putSheet(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try requireAdmin(request, "only the admin token may change the catalog")
         let id = try pathIdentifier(request, "sheetId")
-        let definition = try SheetDefinition.parse(try jsonBody(request), pathId: id)
+        let definition = try SheetDefinition.parse(try jsonBody(request), pathId: id).checkedAgainstDesignRules()
         let json = definition.canonicalJSON
         let created = try catalogWrites.withLock { _ throws(Problem) -> Bool in
             let created = try storage { () throws(StoreError) in
@@ -36,7 +36,7 @@ extension SheetService {
             return created
         }
         feed.catalogChanged()
-        return .json(created ? 201 : 200, json, headers: created ? [("Location", "/v1/sheets/\(id)")] : [])
+        return .json(created ? 201 : 200, definition.responseJSON, headers: created ? [("Location", "/v1/sheets/\(id)")] : [])
     }
 
     func deleteSheet(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
