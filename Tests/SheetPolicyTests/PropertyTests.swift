@@ -98,6 +98,40 @@ struct PropertyTests {
         }
     }
 
+    /// The platform blocks agree with the neutral facts and with each other, for every sheet of every stack.
+    @Test func platformBlocksAgreeWithTheNeutralFacts() {
+        for (_, decision) in Self.cases() {
+            for p in decision.stack {
+                // The grabber is hidden only on a one-detent sheet that cannot be swiped away (Android: never).
+                #expect(p.grabberVisible || (p.detents.count == 1 && !p.swipeToDismiss))
+                #expect(p.header != nil || p.dismissAffordance != .cancelButton, "a Cancel button needs a header")
+                #expect(p.header?.cancelButton ?? false == (p.dismissAffordance == .cancelButton))
+                switch p.platform {
+                case .ios(let ios):
+                    #expect(ios.swiftui.presentationDetents.count == p.detents.count)
+                    #expect(ios.swiftui.presentationDetents.contains(ios.swiftui.selection))
+                    #expect((ios.swiftui.presentationDragIndicator == .visible) == ios.prefersGrabberVisible)
+                    #expect(ios.swiftui.presentationCornerRadius == ios.preferredCornerRadius)
+                    if ios.isModalInPresentation {
+                        #expect(!ios.dismissal.swipe && !ios.dismissal.tapScrim && !ios.dismissal.requiresDelegate)
+                    } else {
+                        #expect(ios.dismissal.swipe == p.swipeToDismiss && ios.dismissal.tapScrim == p.tapScrimToDismiss)
+                        #expect(ios.dismissal.requiresDelegate == (p.swipeToDismiss != p.tapScrimToDismiss))
+                    }
+                case .android(let android):
+                    #expect(android.sheetGesturesEnabled && android.shouldDismissOnBackPress && android.dragHandle)
+                    #expect(android.properties.shouldDismissOnBackPress && android.properties.shouldDismissOnClickOutside == p.tapScrimToDismiss)
+                    #expect(android.confirmValueChangeRequiresDialog == (android.confirmValueChange.hidden == .confirm))
+                    // A sheet nothing else closes is left through the dialog (Back always offers a way out).
+                    if !p.swipeToDismiss && !p.tapScrimToDismiss && p.dismissAffordance == .none {
+                        #expect(android.confirmValueChange.hidden == .confirm)
+                    }
+                    #expect(android.skipPartiallyExpanded == !(p.detents.contains { $0.id == .medium } && p.detents.contains { $0.id == .large }))
+                }
+            }
+        }
+    }
+
     /// The same input gives byte-identical output, however the dictionaries were filled.
     @Test func sameInputGivesByteIdenticalOutput() {
         for seed in Self.seeds {

@@ -26,7 +26,7 @@ extension SheetPolicy {
     ) -> Presentation {
         let platform = context.platform
         let variant = sheet.resolvedSize
-        // Issue 12: Android measures in dp, iOS in points; the numbers are the client's own.
+        // Android measures in dp, iOS in points: trace lines name the unit the client measured in.
         let unit = platform == .android ? "dp" : "pt"
 
         // Rule 5: variants.
