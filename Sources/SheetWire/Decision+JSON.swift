@@ -4,7 +4,9 @@ public import SheetPolicy
 extension Decision: JSONWritable {
     /// The API's response body: compact JSON, members in a fixed order, absent values as `null`.
     public func jsonBytes() -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 1024 + 1536 * stack.count)
+        // One buffer, no regrowth: an iOS presentation with its UIKit and SwiftUI blocks is about 1.5 KB,
+        // `sheet` repeats the top, the trace takes under 1 KB.
+        var writer = JSONWriter(reservingCapacity: 1024 + 1600 * (stack.count + 1))
         writeJSON(into: &writer)
         return writer.bytes
     }
