@@ -327,9 +327,12 @@ extension Scenario {
                   top: TopExpectation(detents: [.medium, .large], selected: .large)),
             shows(["account-actions"], after: [], top: TopExpectation(detents: [.medium, .large], selected: .medium)),
         ]),
-        Scenario(name: "iPad: a card sheet as a popover", steps: [
+        Scenario(name: "iPad: a card sheet has nothing to anchor a popover to, so UIKit presents it as a form sheet", steps: [
             shows(["offers"], after: [.count("offers", 1), .height("offers", 300)], in: Fixtures.context(idiom: .pad),
-                  reason: .cardsAvailable, top: TopExpectation(detents: [.content], style: .popover, edgeAttached: false)),
+                  reason: .cardsAvailable, top: TopExpectation(detents: [.content], style: .popover, edgeAttached: false,
+                      modalStyle: .formSheet)),
+            shows(["offers", "offer-detail"], after: [.push("offer-detail", parent: "offers")], in: Fixtures.context(idiom: .pad),
+                  top: TopExpectation(style: .popover, modalStyle: .popover)),
         ]),
         Scenario(name: "iPhone landscape: a large sheet edge-attached", steps: [
             shows(["filters"], after: [.push("filters")], in: Fixtures.context(orientation: .landscape),

@@ -230,7 +230,7 @@ public struct IOSSheetConfiguration: Sendable, Equatable {
 public enum ModalPresentationStyle: String, Sendable, CaseIterable {
     /// iPhone: `sheetPresentationController` configures it (001).
     case pageSheet
-    /// Not chosen by the policy today; listed because UIKit's sheet controller exists for it too (001).
+    /// iPad card sheets: nothing anchors a popover to them; `sheetPresentationController` configures it (001).
     case formSheet
     /// iPad: configure `popoverPresentationController.adaptiveSheetPresentationController` (001).
     case popover

@@ -172,7 +172,7 @@ extension SheetPolicy {
                     widthFollowsPreferredContentSizeWhenEdgeAttached: context.idiom == .phone,
                     preferredCornerRadius: sheet.cornerRadius,
                     isModalInPresentation: isModal,
-                    modalPresentationStyle: context.idiom == .pad ? .popover : .pageSheet,
+                    modalPresentationStyle: modalStyle(of: sheet, idiom: context.idiom),
                     dismissal: dismissal,
                     swiftui: SwiftUISheetConfiguration(
                         presentationDetents: detents.map(swiftUIDetent),
@@ -266,6 +266,14 @@ extension SheetPolicy {
                 detents: [Detent(id: .medium), Detent(id: .large)], selected: .medium, scrollable: true, awaiting: false,
                 note: "variant: medium, resizable to large, scrollable")
         }
+    }
+
+    /// iPhone: a page sheet. iPad: a popover, anchored to the control that opened it; a card sheet appears
+    /// because its count changed, with no control to anchor to (UIKit refuses a popover without a source),
+    /// so it is a form sheet (001: its `sheetPresentationController` takes the same settings).
+    static func modalStyle(of sheet: SheetDefinition, idiom: Idiom) -> ModalPresentationStyle {
+        guard idiom == .pad else { return .pageSheet }
+        return sheet.isCardSheet ? .formSheet : .popover
     }
 
     /// A neutral detent as SwiftUI spells it.
