@@ -39,7 +39,7 @@ public final class SheetService: Sendable {
         self.openAPIDocument = openAPIDocument
         var catalog = Catalog()
         for stored in try store.catalog() {
-            let object = try JSONValue.parseObject(Array(stored.json.utf8))
+            let object = try RequestBody.object(Array(stored.json.utf8), subject: "the stored sheet '\(stored.id)'")
             catalog.upsert(try SheetDefinition.parse(object, pathId: stored.id))
         }
         self.catalogSnapshot = CatalogSnapshot(catalog)

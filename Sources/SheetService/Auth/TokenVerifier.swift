@@ -10,12 +10,14 @@ public enum Principal: Sendable, Equatable {
 
 /// Why a bearer token was refused; every case answers 401.
 public enum TokenError: Error, Equatable, Sendable {
-    case missing, malformed, unsupportedAlgorithm, badSignature, expired, notYetValid, invalidClaims(String)
+    case missing, notBearer, tooLong, malformed, unsupportedAlgorithm, badSignature, expired, notYetValid, invalidClaims(String)
 
     var detail: String {
         switch self {
         case .missing: "an Authorization: Bearer token is required"
-        case .malformed: "the bearer token is not a well-formed JWT"
+        case .notBearer: "the Authorization header must look like: Authorization: Bearer <token>"
+        case .tooLong: "the bearer token is longer than \(TokenVerifier.maximumTokenBytes) bytes"
+        case .malformed: "the bearer token is not a well-formed JWT (three base64url parts: header.payload.signature)"
         case .unsupportedAlgorithm: "only HS256 tokens are accepted"
         case .badSignature: "the token's signature does not verify"
         case .expired: "the token has expired"
@@ -29,8 +31,12 @@ public enum TokenError: Error, Equatable, Sendable {
 public struct TokenVerifier: Sendable {
     private let secret: [UInt8]
     private let adminDigest: [UInt8]
-    /// Tolerated clock difference for `exp` and `nbf`.
+    /// Tolerated clock difference for `exp` and `nbf` (`SHEETD_JWT_LEEWAY`).
     public let clockSkewSeconds: Int64
+    /// Longer tokens are refused before any work (admin and user tokens alike).
+    public static let maximumTokenBytes = 4096
+    /// `exp`, `nbf` and `iat` outside 1970 to 9999 are refused: a NumericDate out there is a forgery or a bug.
+    static let numericDateRange: ClosedRange<Int64> = 0...253_402_300_799
     /// Tokens that already verified (see `VerifiedTokenCache`); shared by copies of this verifier.
     let verified = VerifiedTokenCache()
 
@@ -46,7 +52,7 @@ public struct TokenVerifier: Sendable {
     /// overload, with the same outcome.
     public func principal(authorizationBytes: UnsafeBufferPointer<UInt8>?, now: Int64) throws(TokenError) -> Principal {
         guard let bytes = authorizationBytes else { throw .missing }
-        if let token = BearerFastPath.token(bytes), token.count <= 4096, let entry = verified.lookup(token) {
+        if let token = BearerFastPath.token(bytes), token.count <= Self.maximumTokenBytes, let entry = verified.lookup(token) {
             return .user(try entry.check(now: now, skew: clockSkewSeconds))
         }
         return try principal(authorization: String(decoding: bytes, as: UTF8.self), now: now)
@@ -60,10 +66,11 @@ public struct TokenVerifier: Sendable {
             token = fast
         } else {
             let scheme = authorization.prefix(7)
-            guard scheme.count == 7, scheme.lowercased() == "bearer " else { throw .malformed }
+            guard scheme.count == 7, scheme.lowercased() == "bearer " else { throw .notBearer }
             token = authorization.dropFirst(7).trimmed()
         }
-        guard !token.isEmpty, token.utf8.count <= 4096 else { throw .malformed }
+        guard !token.isEmpty else { throw .notBearer }
+        guard token.utf8.count <= Self.maximumTokenBytes else { throw .tooLong }
         // The admin token is never cached, so a cache hit is always a user token that verified.
         if let entry = verified.lookup(token) { return .user(try entry.check(now: now, skew: clockSkewSeconds)) }
         if constantTimeEquals(SHA256.hash(Array(token.utf8)), adminDigest) { return .admin }
@@ -76,34 +83,35 @@ public struct TokenVerifier: Sendable {
     }
 
     private func verifyUserToken(_ token: String, now: Int64, cache: Bool) throws(TokenError) -> String {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3,
-            let headerBytes = Base64URL.decode(parts[0]),
+        guard token.utf8.count <= Self.maximumTokenBytes else { throw .tooLong }
+        let parts = token.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3, let signature = Base64URL.decode(parts[2]) else { throw .malformed }
+        // The signature is checked over the raw `header.payload` bytes before anything in them is
+        // decoded or parsed: an unauthenticated client gets no further than one HMAC.
+        let signingInput = token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
+        let expected = HMACSHA256.authenticationCode(for: signingInput, key: secret)
+        guard constantTimeEquals(signature, expected) else { throw .badSignature }
+
+        guard let headerBytes = Base64URL.decode(parts[0]),
             let payloadBytes = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2]),
             let header = Self.object(headerBytes),
             let payload = Self.object(payloadBytes)
         else { throw .malformed }
         // The algorithm is fixed by the server, never chosen by the token: "none" and every other are refused.
         guard case .string("HS256")? = header["alg"] else { throw .unsupportedAlgorithm }
         if let typ = header["typ"] { guard case .string(let t) = typ, t.uppercased() == "JWT" else { throw .malformed } }
-        let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        let expected = HMACSHA256.authenticationCode(for: signingInput, key: secret)
-        guard constantTimeEquals(signature, expected) else { throw .badSignature }
 
         guard case .string(let sub)? = payload["sub"], Identifier.isValid(sub) else {
             throw .invalidClaims("sub must be a user id (1-128 of A-Z a-z 0-9 . _ : @ -)")
         }
-        guard let exp = Self.seconds(payload["exp"]) else { throw .invalidClaims("exp (a NumericDate) is required") }
-        guard now <= exp + clockSkewSeconds else { throw .expired }
-        var nbf: Int64?
-        if let rawNbf = payload["nbf"] {
-            guard let value = Self.seconds(rawNbf) else { throw .invalidClaims("nbf must be a NumericDate") }
-            nbf = value
-            guard now + clockSkewSeconds >= value else { throw .notYetValid }
-        }
+        guard let rawExp = payload["exp"] else { throw .invalidClaims("exp (a NumericDate) is required") }
+        let exp = try Self.numericDate(rawExp, "exp")
+        if let rawIat = payload["iat"] { _ = try Self.numericDate(rawIat, "iat") }
+        let nbf = try payload["nbf"].map { v throws(TokenError) in try Self.numericDate(v, "nbf") }
+        let entry = VerifiedTokenCache.Entry(subject: sub, exp: exp, nbf: nbf)
+        _ = try entry.check(now: now, skew: clockSkewSeconds)
         // Only now is the token known to verify (the time checks are redone on every hit).
-        if cache { verified.insert(token, VerifiedTokenCache.Entry(subject: sub, exp: exp, nbf: nbf)) }
+        if cache { verified.insert(token, entry) }
         return sub
     }
 
@@ -122,16 +130,33 @@ public struct TokenVerifier: Sendable {
         return "\(header).\(payload).\(signature)"
     }
 
-    private static func object(_ bytes: [UInt8]) -> [String: JSONNode]? {
-        (try? JSONNode.parse(bytes))?.objectMembers
+    private static func object(_ bytes: [UInt8]) -> [String: JSONValue]? {
+        (try? JSONReader.read(bytes))?.objectMembers
     }
 
-    /// A JSON NumericDate: an integer or a finite number of seconds (fractions are truncated).
-    private static func seconds(_ value: JSONNode?) -> Int64? {
+    /// A JSON NumericDate from 1970 to 9999: an integer or a finite number of seconds (fractions are truncated).
+    private static func numericDate(_ value: JSONValue, _ name: String) throws(TokenError) -> Int64 {
+        let seconds: Int64?
         switch value {
-        case .integer(let i)?: return i
-        case .number(let d)? where d.isFinite && abs(d) < 1e15: return Int64(d)
-        default: return nil
+        case .integer(let i): seconds = i
+        case .number(let d) where d.isFinite && abs(d) < 1e15: seconds = Int64(d)
+        default: seconds = nil
         }
+        guard let seconds, numericDateRange.contains(seconds) else {
+            throw .invalidClaims("\(name) must be a NumericDate from \(numericDateRange.lowerBound) to \(numericDateRange.upperBound) (seconds since 1970)")
+        }
+        return seconds
+    }
+
+    /// `now` is past `exp` by more than `leeway`; never overflows (a sum that would is no expiry).
+    static func isExpired(exp: Int64, now: Int64, leeway: Int64) -> Bool {
+        let (limit, overflow) = exp.addingReportingOverflow(leeway)
+        return !overflow && now > limit
+    }
+
+    /// `now` is before `nbf` by more than `leeway`; never overflows.
+    static func isNotYetValid(nbf: Int64, now: Int64, leeway: Int64) -> Bool {
+        let (earliest, overflow) = nbf.subtractingReportingOverflow(leeway)
+        return !overflow && now < earliest
     }
 }

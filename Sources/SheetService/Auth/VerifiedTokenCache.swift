@@ -21,8 +21,8 @@ final class VerifiedTokenCache: Sendable {
 
         /// The same checks, in the same order and with the same errors, as full verification.
         func check(now: Int64, skew: Int64) throws(TokenError) -> String {
-            guard now <= exp + skew else { throw .expired }
-            if let nbf { guard now + skew >= nbf else { throw .notYetValid } }
+            guard !TokenVerifier.isExpired(exp: exp, now: now, leeway: skew) else { throw .expired }
+            if let nbf, TokenVerifier.isNotYetValid(nbf: nbf, now: now, leeway: skew) { throw .notYetValid }
             return subject
         }
     }

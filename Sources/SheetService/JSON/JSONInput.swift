@@ -1,92 +1,63 @@
+import JSONKit
 import MicroHTTP
 
-/// Request bodies as JSON objects.
-enum JSONValue {
-    /// Parses a request body into an object, or a 400 problem that says what is wrong with it.
-    /// `hints` name the types the caller expects of top-level members (only a speed-up, see `JSONNode`).
-    static func parseObject(_ body: [UInt8], hints: JSONNode.Hints = .none) throws(Problem) -> [String: JSONNode] {
-        guard !body.isEmpty else { throw Problems.badRequest("the request body is empty; a JSON object is expected") }
-        guard String(validating: body, as: UTF8.self) != nil else {
-            throw Problems.badRequest("the request body is not valid UTF-8")
+/// Request bodies (and stored or configured documents) as JSON objects, read by `JSONReader`.
+enum RequestBody {
+    /// Parses a body into an object, or a 400 problem that says what is wrong with it and where.
+    /// `subject` names the document in messages.
+    static func object(_ body: [UInt8], subject: String = "the request body") throws(Problem) -> [String: JSONValue] {
+        guard !body.isEmpty else { throw Problems.badRequest("\(subject) is empty; a JSON object is expected") }
+        if let encoding = otherUnicodeEncoding(body) {
+            throw Problems.badRequest("\(subject) must be UTF-8 without a byte order mark (it looks like \(encoding))")
         }
-        let parsed: [String: JSONNode]?
+        let value: JSONValue
         do {
-            parsed = try JSONNode.parseObject(body, hints: hints)
+            value = try JSONReader.read(body)
         } catch {
-            throw Problems.badRequest("the request body is not valid JSON")
-        }
-        guard let object = parsed else {
-            throw Problems.badRequest("the request body must be a JSON object")
-        }
-        // Foundation's decoder silently keeps one of duplicate keys (a client sending two values means a
-        // bug) and accepts trailing commas (not JSON, RFC 8259).
-        switch DuplicateKeyScanner.firstProblem(in: body) {
-        case .duplicate(let key)?: throw Problems.invalidParams([(key, "appears more than once in the same object")])
-        case .trailingComma?: throw Problems.badRequest("the request body is not valid JSON (a trailing comma)")
-        case nil: return object
-        }
-    }
-}
-
-/// Finds a key that occurs twice in one JSON object, or a comma right before `}` or `]`. Runs only on
-/// text Foundation's decoder accepted.
-enum DuplicateKeyScanner {
-    enum Finding: Equatable { case duplicate(String), trailingComma }
-
-    static func firstProblem(in bytes: [UInt8]) -> Finding? {
-        var stack: [Set<[UInt8]>?] = []  // nil for arrays
-        var i = 0
-        let n = bytes.count
-        var last: UInt8 = 0  // the last byte outside strings that is not whitespace
-        while i < n {
-            let c = bytes[i]
-            switch c {
-            case UInt8(ascii: "{"): stack.append(Set()); i += 1
-            case UInt8(ascii: "["): stack.append(nil); i += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                if last == UInt8(ascii: ",") { return .trailingComma }
-                _ = stack.popLast(); i += 1
-            case UInt8(ascii: "\""):
-                let start = i + 1
-                var j = start
-                var escaped = false
-                while j < n && bytes[j] != UInt8(ascii: "\"") {
-                    if bytes[j] == UInt8(ascii: "\\") { escaped = true; j += 1 }
-                    j += 1
-                }
-                let raw = Array(bytes[start..<min(j, n)])
-                i = j + 1
-                // A string followed by ':' is a key of the innermost object.
-                var k = i
-                while k < n && (bytes[k] == 0x20 || bytes[k] == 0x0a || bytes[k] == 0x0d || bytes[k] == 0x09) { k += 1 }
-                if k < n && bytes[k] == UInt8(ascii: ":"), let top = stack.indices.last, stack[top] != nil {
-                    let key = escaped ? decodedKey(raw) : raw
-                    if stack[top]!.contains(key) { return .duplicate(String(decoding: key, as: UTF8.self)) }
-                    stack[top]!.insert(key)
-                }
-                last = UInt8(ascii: "\"")
-                continue
-            default: i += 1
+            switch error.reason {
+            case .duplicateMember(let name): throw Problems.invalidParams([(name, "appears more than once in the same object")])
+            case .tooDeep, .numberTooLong: throw Problems.badRequest("\(subject) is over a limit: \(error)")
+            default: throw Problems.badRequest("\(subject) is not valid JSON: \(error)")
             }
-            if c != 0x20 && c != 0x0a && c != 0x0d && c != 0x09 { last = c }
         }
+        guard case .object(let object) = value else {
+            throw Problems.badRequest("\(subject) must be a JSON object")
+        }
+        return object
+    }
+
+    /// UTF-16 and UTF-32, with or without a byte order mark (RFC 8259 section 8.1 allows only UTF-8).
+    /// A JSON text starts with an ASCII character, so one of its first two bytes is 0 in those encodings.
+    static func otherUnicodeEncoding(_ b: [UInt8]) -> String? {
+        if b.count >= 4 && b[0] == 0 && b[1] == 0 && (b[2] == 0xFE || b[2] == 0) { return "UTF-32BE" }
+        if b.count >= 4 && b[2] == 0 && b[3] == 0 && (b[0] == 0xFF || b[1] == 0) { return "UTF-32LE" }
+        if b.count >= 2 && ((b[0] == 0xFE && b[1] == 0xFF) || b[0] == 0) { return "UTF-16BE" }
+        if b.count >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) || b[1] == 0) { return "UTF-16LE" }
         return nil
     }
 
-    private static func decodedKey(_ raw: [UInt8]) -> [UInt8] {
-        guard case .string(let s)? = try? JSONNode.parse([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")]) else { return raw }
-        return Array(s.utf8)
+    /// The `charset` parameter of a `Content-Type`, when it names something other than UTF-8.
+    static func foreignCharset(_ contentType: String) -> String? {
+        guard contentType.utf8.contains(UInt8(ascii: ";")) else { return nil }
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmed().lowercased() == "charset" else { continue }
+            var value = pair[1].trimmed()
+            if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            return value.lowercased() == "utf-8" || value.lowercased() == "utf8" ? nil : value
+        }
+        return nil
     }
 }
 
 /// Reads typed members out of a JSON object, collecting every problem as an RFC 9457 invalid-param.
 struct BodyReader {
-    private let object: [String: JSONNode]
+    private let object: [String: JSONValue]
     private(set) var invalid: [(name: String, reason: String)] = []
     private var known: Set<String> = []
     private let prefix: String
 
-    init(_ object: [String: JSONNode], prefix: String = "") {
+    init(_ object: [String: JSONValue], prefix: String = "") {
         self.object = object
         self.prefix = prefix
     }
@@ -94,7 +65,7 @@ struct BodyReader {
     mutating func fail(_ name: String, _ reason: String) { invalid.append((prefix + name, reason)) }
 
     /// The member's raw value; absent and JSON null both read as nil (recording "is required" when it is).
-    private mutating func member(_ name: String, required: Bool) -> JSONNode? {
+    private mutating func member(_ name: String, required: Bool) -> JSONValue? {
         known.insert(name)
         guard let raw = object[name], raw != .null else {
             if required { fail(name, "is required") }
@@ -131,12 +102,15 @@ struct BodyReader {
 
     mutating func integer(_ name: String, _ range: ClosedRange<Int>, required: Bool = false) -> Int? {
         guard let raw = member(name, required: required) else { return nil }
-        // Integral numbers arrive as .integer (1.0 and 1e2 included); 1.5 or 1e19 arrive as .number.
-        guard case .integer(let v) = raw else { fail(name, "must be an integer"); return nil }
-        guard let i = Int(exactly: v), range.contains(i) else {
-            fail(name, "must be an integer from \(range.lowerBound) to \(range.upperBound)"); return nil
+        // The reader classifies the decimal text exactly: 1.0 and 1e2 are integers, 2.9999999999999999999 is not.
+        switch raw {
+        case .integer(let v):
+            if let i = Int(exactly: v), range.contains(i) { return i }
+        case .largeInteger: break
+        default: fail(name, "must be an integer"); return nil
         }
-        return i
+        fail(name, "must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        return nil
     }
 
     mutating func number(_ name: String, _ range: ClosedRange<Double>, required: Bool = false) -> Double? {
@@ -144,7 +118,7 @@ struct BodyReader {
         let d: Double
         switch raw {
         case .integer(let i): d = Double(i)
-        case .number(let n): d = n
+        case .number(let n), .largeInteger(let n): d = n
         default: fail(name, "must be a number"); return nil
         }
         guard d.isFinite, range.contains(d) else {
@@ -184,6 +158,13 @@ struct BodyReader {
     mutating func finish() throws(Problem) {
         rejectUnknownMembers()
         if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+    }
+
+    /// A required member after `finish()`: it is there whenever `finish()` did not throw, and if it
+    /// ever were not, the client is told so rather than the process trapping.
+    func required<T>(_ value: T?, _ name: String) throws(Problem) -> T {
+        guard let value else { throw Problems.invalidParams([(prefix + name, "is required")]) }
+        return value
     }
 
     static func format(_ d: Double) -> String { d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d) }

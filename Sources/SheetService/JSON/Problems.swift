@@ -37,6 +37,13 @@ enum Problems {
                 headers: [("Retry-After", String(retryAfterSeconds))])
     }
 
+    /// A JSON body declared in another charset than UTF-8 (RFC 8259 section 8.1).
+    static func unsupportedCharset(_ charset: String) -> Problem {
+        Problem(
+            status: 415, slug: "unsupported-media-type", title: "Unsupported media type",
+            detail: "the request body must be UTF-8 (Content-Type: application/json; charset=\(charset) is not accepted)")
+    }
+
     static func unavailable(_ detail: String) -> Problem {
         Problem(status: 503, slug: "unavailable", title: "Service unavailable", detail: detail, headers: [("Retry-After", "1")])
     }

@@ -5,7 +5,7 @@ import SheetPolicy
 extension SheetDefinition {
     /// Validates one catalog definition (API body or catalog file entry), naming every bad field.
     /// `pathId` is the id from the URL; a body `id` that differs is an error.
-    static func parse(_ object: [String: JSONNode], pathId: String?) throws(Problem) -> SheetDefinition {
+    static func parse(_ object: [String: JSONValue], pathId: String?) throws(Problem) -> SheetDefinition {
         var r = BodyReader(object)
         let bodyId = r.identifier("id", required: pathId == nil)
         if let pathId, let bodyId, bodyId != pathId { r.fail("id", "must equal the sheet id in the path ('\(pathId)')") }
@@ -44,7 +44,8 @@ extension SheetDefinition {
         let radius = r.number("cornerRadius", 0...100)
         try r.finish()
         return SheetDefinition(
-            id: (pathId ?? bodyId)!, kind: kind!, size: size, style: style, title: title, screen: screen!, tab: tab,
+            id: try r.required(pathId ?? bodyId, "id"), kind: try r.required(kind, "kind"), size: size, style: style, title: title,
+            screen: try r.required(screen, "screen"), tab: tab,
             containerId: containerId, containerFilter: containerFilter, priority: priority, inputCount: inputCount,
             confirmDismissWhenDirty: confirm, primaryButton: primaryButton, nonModalUpTo: nonModalUpTo,
             dismissAffordance: affordance, swipeToDismiss: swipe, tapScrimToDismiss: tapScrim,

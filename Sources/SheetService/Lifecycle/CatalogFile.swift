@@ -1,4 +1,5 @@
 import FoundationEssentials
+import JSONKit
 import MicroHTTP
 import SheetPolicy
 
@@ -9,9 +10,9 @@ public enum CatalogFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError("catalog \(path): cannot read the file")
         }
-        let root: [String: JSONNode]
+        let root: [String: JSONValue]
         do {
-            root = try JSONValue.parseObject(Array(data))
+            root = try RequestBody.object(Array(data), subject: "the file")
         } catch {
             throw ConfigurationError("catalog \(path): \(error.detail)")
         }

@@ -53,6 +53,7 @@ public struct Configuration: Sendable {
         ("--env", "SHEETD_ENV", "development or production (development)"),
         ("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file"),
         ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
+        ("--jwt-leeway", "SHEETD_JWT_LEEWAY", "seconds of clock difference allowed on a token's exp and nbf (60)"),
     ]
 
     /// Parses `arguments` (after the subcommand) and `environment`. Unknown flags are errors.
@@ -135,6 +136,7 @@ public struct Configuration: Sendable {
             }
             c.environment = e
         }
+        if let v = values["--jwt-leeway"] { c.tokenClockSkewSeconds = try integer(v, "--jwt-leeway/SHEETD_JWT_LEEWAY", 0...3600) }
         if let v = values["--jwt-secret"], !v.isEmpty { c.jwtSecret = v }
         if let v = values["--admin-token"], !v.isEmpty { c.adminToken = v }
         return c

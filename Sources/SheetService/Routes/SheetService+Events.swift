@@ -4,29 +4,17 @@ import SheetPolicy
 import SheetStore
 import Synchronization
 
-/// The member types of each event body, for the JSON parser's fast path.
-enum BodyHints {
-    static let count = JSONNode.Hints(["count": .integer, "seq": .integer, "filter": .string, "eventId": .string])
-    static let dismissal = JSONNode.Hints(["sheetId": .string, "method": .string, "eventId": .string])
-    static let presentation = JSONNode.Hints(["sheetId": .string, "mode": .string, "parentSheetId": .string, "eventId": .string])
-    static let contentHeight = JSONNode.Hints(["height": .number, "platform": .string, "eventId": .string])
-}
-
 /// Facts a client reports for one user: each one transaction, replayed by event id.
 extension SheetService {
     func reportCount(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorizeUser(request)
         let containerId = try pathIdentifier(request, "containerId")
-        var r = BodyReader(try jsonBody(request, hints: BodyHints.count))
-        let count = r.integer("count", 0...1_000_000, required: true)
-        let seq = r.integer("seq", 0...9_007_199_254_740_991)
-        let filter = r.identifier("filter", allowEmpty: true) ?? ""
-        let eventId = r.identifier("eventId")
-        try r.finish()
+        let report = try CountReport(try jsonBody(request))
+        let filter = report.filter
         let catalog = self.catalog
-        return record(userId: userId, eventId: eventId, kind: "count") { state in
+        return record(userId: userId, eventId: report.eventId, kind: "count") { state in
             let effect = SheetPolicy.apply(
-                .countReported(containerId: containerId, filter: filter, count: count!, seq: seq), to: &state, catalog: catalog)
+                .countReported(containerId: containerId, filter: filter, count: report.count, seq: report.seq), to: &state, catalog: catalog)
             var w = JSONWriter()
             w.object { o in
                 o.member("containerId", containerId)
@@ -41,16 +29,13 @@ extension SheetService {
 
     func reportDismissal(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorizeUser(request)
-        var r = BodyReader(try jsonBody(request, hints: BodyHints.dismissal))
-        let sheetId = r.identifier("sheetId", required: true)
-        let method = r.enumeration("method", DismissMethod.self, required: true)
-        let eventId = r.identifier("eventId")
-        try r.finish()
+        let dismissal = try Dismissal(try jsonBody(request))
+        let sheetId = dismissal.sheetId
         let catalog = self.catalog
-        return record(userId: userId, eventId: eventId, kind: "dismissal") { state in
+        return record(userId: userId, eventId: dismissal.eventId, kind: "dismissal") { state in
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
-            guard catalog[sheetId!] != nil else { throw Problems.notFound("no sheet '\(sheetId!)' in the catalog") }
-            let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId!, method: method!), to: &state, catalog: catalog)
+            guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
+            let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId, method: dismissal.method), to: &state, catalog: catalog)
             var w = JSONWriter()
             w.object { o in
                 o.member("stack", effect.stack)
@@ -62,20 +47,16 @@ extension SheetService {
 
     func reportPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorizeUser(request)
-        var r = BodyReader(try jsonBody(request, hints: BodyHints.presentation))
-        let sheetId = r.identifier("sheetId", required: true)
-        let mode = r.enumeration("mode", OpenMode.self, required: true)
-        let parentSheetId = r.identifier("parentSheetId")
-        let eventId = r.identifier("eventId")
-        try r.finish()
+        let presentation = try Presentation(try jsonBody(request))
+        let sheetId = presentation.sheetId, parentSheetId = presentation.parentSheetId
         let catalog = self.catalog
-        return record(userId: userId, eventId: eventId, kind: "presentation") { state in
-            guard catalog[sheetId!] != nil else { throw Problems.notFound("no sheet '\(sheetId!)' in the catalog") }
+        return record(userId: userId, eventId: presentation.eventId, kind: "presentation") { state in
+            guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             if let parentSheetId, catalog[parentSheetId] == nil {
                 throw Problems.notFound("no parent sheet '\(parentSheetId)' in the catalog")
             }
             let effect = SheetPolicy.apply(
-                .sheetOpened(sheetId: sheetId!, mode: mode!, parentSheetId: parentSheetId), to: &state, catalog: catalog)
+                .sheetOpened(sheetId: sheetId, mode: presentation.mode, parentSheetId: parentSheetId), to: &state, catalog: catalog)
             var w = JSONWriter()
             w.object { o in o.member("stack", effect.stack) }
             return w.bytes
@@ -85,21 +66,18 @@ extension SheetService {
     func reportContentHeight(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorizeUser(request)
         let sheetId = try pathIdentifier(request, "sheetId")
-        var r = BodyReader(try jsonBody(request, hints: BodyHints.contentHeight))
-        let height = r.number("height", 1...10_000, required: true)
-        let platform = r.enumeration("platform", Platform.self, required: true)
-        let eventId = r.identifier("eventId")
-        try r.finish()
+        let report = try ContentHeightReport(try jsonBody(request))
+        let platform = report.platform, height = report.height
         let catalog = self.catalog
-        return record(userId: userId, eventId: eventId, kind: "content-height") { state in
+        return record(userId: userId, eventId: report.eventId, kind: "content-height") { state in
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             _ = SheetPolicy.apply(
-                .contentHeightMeasured(sheetId: sheetId, platform: platform!, height: height!), to: &state, catalog: catalog)
+                .contentHeightMeasured(sheetId: sheetId, platform: platform, height: height), to: &state, catalog: catalog)
             var w = JSONWriter()
             w.object { o in
                 o.member("sheetId", sheetId)
-                o.member("platform", platform!.rawValue)
-                o.member("height", height!)
+                o.member("platform", platform.rawValue)
+                o.member("height", height)
             }
             return w.bytes
         }

@@ -1,3 +1,4 @@
+import JSONKit
 import MicroHTTP
 import SheetStore
 import Synchronization
@@ -42,9 +43,10 @@ extension SheetService {
         return value
     }
 
-    func jsonBody(_ request: HTTPRequest, hints: JSONNode.Hints = .none) throws(Problem) -> [String: JSONNode] {
+    func jsonBody(_ request: HTTPRequest) throws(Problem) -> [String: JSONValue] {
         guard let type = request.header("Content-Type"), MediaType.isJSON(type) else { throw Problems.unsupportedMediaType }
-        return try JSONValue.parseObject(request.body, hints: hints)
+        if let charset = RequestBody.foreignCharset(type) { throw Problems.unsupportedCharset(charset) }
+        return try RequestBody.object(request.body)
     }
 
     func storage<T>(_ operation: () throws(StoreError) -> T) throws(Problem) -> T {
