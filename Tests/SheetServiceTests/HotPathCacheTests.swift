@@ -24,8 +24,8 @@ import Testing
         #expect(try verifier.principal(authorization: "Bearer cache-admin", now: 0) == .admin)
         #expect(try verifier.principal(authorization: "Bearer  cache-admin ", now: 0) == .admin)
         #expect(verifier.verified.count == 0)
-        #expect(throws: TokenError.malformed) { try verifier.principal(authorization: "Bearer    ", now: 0) }
-        #expect(throws: TokenError.malformed) { try verifier.principal(authorization: "Basic abc", now: 0) }
+        #expect(throws: TokenError.notBearer) { try verifier.principal(authorization: "Bearer    ", now: 0) }
+        #expect(throws: TokenError.notBearer) { try verifier.principal(authorization: "Basic abc", now: 0) }
     }
 
     @Test func badSignatureIsNotCached() {
