@@ -65,11 +65,11 @@ export PYTHONUNBUFFERED=1
 cd "$root/scripts/reliability"
 
 # driver: time limit (s), full arguments, quick arguments
-declare -A limit=( [crash]=300 [graceful]=120 [storage]=180 [concurrency]=120 [corpus]=120 [slow]=120 [auth]=60 [fuzz]=600 )
+declare -A limit=( [crash]=300 [graceful]=120 [storage]=180 [concurrency]=120 [corpus]=240 [slow]=120 [auth]=60 [fuzz]=600 )
 declare -A full=( [crash]="--rounds 20" [graceful]="--rounds 5" [storage]="" [concurrency]="--seconds 4"
                   [corpus]="--repeat 30" [slow]="--slow 300 --seconds 6" [auth]="" [fuzz]="--max-examples 100 --min-cases 1000" )
 declare -A short=( [crash]="--rounds 3" [graceful]="--rounds 1" [storage]="" [concurrency]="--seconds 1"
-                   [corpus]="--repeat 3" [slow]="--slow 100 --seconds 2" [auth]="" [fuzz]="--max-examples 10 --min-cases 100" )
+                   [corpus]="--repeat 3 --parallel-seconds 3" [slow]="--slow 100 --seconds 2" [auth]="" [fuzz]="--max-examples 10 --min-cases 100" )
 
 failed=()
 ran=0

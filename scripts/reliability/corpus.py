@@ -10,10 +10,10 @@ import argparse
 import hashlib
 import hmac
 import json
+import multiprocessing
 import os
 import random
 import shutil
-import threading
 import time
 
 from common import ADMIN, SECRET, Server, b64, check, log, main, percentile, raw, report, tempdir, token
@@ -144,8 +144,8 @@ def cases():
     add("UTF-16BE body with BOM", request("PUT", count, '{"count":1}'.encode("utf-16"), tok=ut), 400)
     add("UTF-32LE body", request("PUT", count, '{"count":1}'.encode("utf-32-le"), tok=ut), 400)
     add("charset=utf-16 declared", request("PUT", count, '{"count":1}', tok=ut, content_type="application/json; charset=utf-16"), 415)
-    add("unknown member 5 000 times deep in a catalog body",
-        request("PUT", "/v1/sheets/corpus-x", "{" + ",".join(f'"k{i}":[[[[1]]]]' for i in range(5000)) + "}", tok=ADMIN), 400)
+    add("2 000 unknown members with nested arrays in a catalog body",
+        request("PUT", "/v1/sheets/corpus-x", "{" + ",".join(f'"k{i}":[[[[1]]]]' for i in range(2000)) + "}", tok=ADMIN), 400)
 
     # Issue 19: tokens that cost CPU or crash.
     deep = "[" * 510 + "]" * 510
@@ -267,34 +267,48 @@ def serial_pass(server, corpus, repeat, verbose):
     return slowest, rss, failures, cpu, skip
 
 
-def parallel_pass(server, corpus, seconds, connections=8):
-    """The corpus on `connections` connections at once for `seconds`, /healthz probed meanwhile."""
+def hammer(port, corpus, seconds, seed, sent):
+    """One connection's share of the parallel pass (a process of its own, so the probe is not held
+    up behind the hammers' interpreter lock)."""
     stop = time.monotonic() + seconds
-    sent = [0] * connections
-    def hammer(k):
-        rng = random.Random(k)
-        order = list(corpus)
-        while time.monotonic() < stop:
-            rng.shuffle(order)
-            for _, data, _ in order:
-                if time.monotonic() >= stop:
-                    break
-                raw(server.port, data, timeout=5)
-                sent[k] += 1
+    rng = random.Random(seed)
+    order = list(corpus)
+    n = 0
+    while time.monotonic() < stop:
+        rng.shuffle(order)
+        for _, data, _ in order:
+            if time.monotonic() >= stop:
+                break
+            raw(port, data, timeout=5)
+            n += 1
+    sent.value = n
 
-    threads = [threading.Thread(target=hammer, args=(k,), daemon=True) for k in range(connections)]
-    for t in threads:
-        t.start()
+
+def probe_healthz(server, seconds):
+    """/healthz latencies (ms), one request every 10 ms for `seconds`."""
     latencies = []
     health = request("GET", "/healthz")
+    stop = time.monotonic() + seconds
     while time.monotonic() < stop:
         status, _, secs = raw(server.port, health, timeout=5)
-        check(status == 200, f"/healthz answered {status} under the corpus")
+        check(status == 200, f"/healthz answered {status}")
         latencies.append(secs * 1000)
         time.sleep(0.01)
-    for t in threads:
-        t.join(timeout=10)
-    return latencies, sum(sent)
+    return latencies
+
+
+def parallel_pass(server, corpus, seconds, connections=8):
+    """The corpus on `connections` connections at once for `seconds`, /healthz probed meanwhile."""
+    counts = [multiprocessing.Value("l", 0) for _ in range(connections)]
+    workers = [multiprocessing.Process(target=hammer, args=(server.port, corpus, seconds, k, counts[k]), daemon=True)
+               for k in range(connections)]
+    for w in workers:
+        w.start()
+    time.sleep(0.2)  # the hammers are running
+    latencies = probe_healthz(server, seconds - 0.4)
+    for w in workers:
+        w.join(timeout=10)
+    return latencies, sum(c.value for c in counts)
 
 
 def run():
@@ -314,9 +328,12 @@ def run():
         per_case = sorted(((percentile(v, 50), n) for n, v in cpu.items()), reverse=True)
         every = [x for v in cpu.values() for x in v]
         over = [f"{n}: {ms:.2f} ms of server CPU per request (budget {CPU_BUDGET_MS} ms)" for ms, n in per_case if ms > CPU_BUDGET_MS]
+        # The same probe with nothing else sent: what the machine itself allows.
+        baseline = probe_healthz(server, min(5.0, a.parallel_seconds))
         latencies, parallel_requests = parallel_pass(server, [c for c in corpus if c[0] not in stalled], a.parallel_seconds)
         check(server.alive(), f"the server died under the parallel corpus: {server.logs()[-1500:]}")
         healthz_p50, healthz_p99 = percentile(latencies, 50), percentile(latencies, 99)
+        baseline_p50, baseline_p99 = percentile(baseline, 50), percentile(baseline, 99)
         # The server still answers normally.
         status, _, _ = raw(server.port, request("GET", "/healthz"))
         check(status == 200, "healthz after the corpus")
@@ -325,10 +342,18 @@ def run():
     finally:
         server.ensure_stopped()
         shutil.rmtree(work, ignore_errors=True)
+    warm = rss[max(0, len(rss) // 4) - 1] if len(rss) > 4 else rss[0]
+    log(f"corpus: {len(corpus)} cases x {a.repeat}, slowest {slowest[0] * 1000:.1f} ms ({slowest[1]}), "
+        f"server CPU per request at most {per_case[0][0]:.2f} ms ({per_case[0][1]}, median of its requests), "
+        f"p99 {percentile(every, 99):.2f} ms, max {max(every):.2f} ms; "
+        f"/healthz p50 {healthz_p50:.1f} ms p99 {healthz_p99:.1f} ms with the corpus on 8 connections ({parallel_requests} requests), "
+        f"p50 {baseline_p50:.1f} ms p99 {baseline_p99:.1f} ms alone; "
+        f"RSS {rss[0]} KB after round 1, {warm} KB after warm-up, {rss[-1]} KB at the end")
+    for ms, n in per_case[:5]:
+        log(f"  CPU {ms:6.2f} ms  {n}")
     check(not failures, "\n    " + "\n    ".join(failures))
     check(not over, "\n    " + "\n    ".join(over))
     # RSS flat: after warm-up (the first quarter), growth over the rest of the run.
-    warm = rss[max(0, len(rss) // 4) - 1] if len(rss) > 4 else rss[0]
     growth = rss[-1] - warm
     check(growth < 4096, f"RSS grew {growth} KB after warm-up: {rss}")
     check(healthz_p99 < HEALTHZ_P99_BUDGET_MS,
@@ -339,14 +364,8 @@ def run():
                       "cpu_request_p99_ms": round(percentile(every, 99), 2), "cpu_request_max_ms": round(max(every), 2),
                       "parallel_seconds": a.parallel_seconds, "parallel_requests": parallel_requests,
                       "healthz_probes": len(latencies), "healthz_p50_ms": round(healthz_p50, 2), "healthz_p99_ms": round(healthz_p99, 2),
+                      "healthz_alone_p50_ms": round(baseline_p50, 2), "healthz_alone_p99_ms": round(baseline_p99, 2),
                       "rss_kb_first": rss[0], "rss_kb_after_warmup": warm, "rss_kb_last": rss[-1]})
-    log(f"corpus: {len(corpus)} cases x {a.repeat}: all the right 4xx, slowest {slowest[0] * 1000:.1f} ms ({slowest[1]}), "
-        f"server CPU per request at most {per_case[0][0]:.2f} ms ({per_case[0][1]}, median of its requests), "
-        f"p99 {percentile(every, 99):.2f} ms, max {max(every):.2f} ms; "
-        f"/healthz p50 {healthz_p50:.1f} ms p99 {healthz_p99:.1f} ms with the corpus on 8 connections ({parallel_requests} requests); "
-        f"RSS {rss[0]} KB after round 1, {warm} KB after warm-up, {rss[-1]} KB at the end")
-    for ms, n in per_case[:5]:
-        log(f"  CPU {ms:6.2f} ms  {n}")
 
 
 if __name__ == "__main__":
