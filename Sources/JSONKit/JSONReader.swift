@@ -300,7 +300,8 @@ private struct Scanner {
             default:
                 var copy = self
                 copy.i = start
-                let text = String(decoding: b[start..<min(start + 6, b.count)].map { $0 < 0x20 || $0 >= 0x7F ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
+                let text = String(
+                    decoding: b[start..<min(start + 6, b.count)].map { $0 < 0x20 || $0 >= 0x7F ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
                 throw copy.error(.invalidEscape(text))
             }
             v = v << 4 | UInt16(digit)

@@ -1,7 +1,7 @@
 import Foundation
 import JSONKit
-import Testing
 import TestSupport
+import Testing
 
 /// Generated and mutated documents, seeded: the reader never traps, agrees with Python's `json`
 /// module wherever both accept by RFC 8259's rules, and its time grows linearly with the input.
@@ -70,7 +70,8 @@ struct JSONReaderFuzzTests {
             case .longString: return Array(("\"" + String(repeating: "abcdéfgh€🎉", count: n) + "\"").utf8)
             case .escapes: return Array(("\"" + String(repeating: #"\n\"\\\u00e9\/"#, count: n) + "\"").utf8)
             case .surrogatePairs: return Array(("\"" + String(repeating: #"\ud83c\udf89"#, count: n) + "\"").utf8)
-            case .numbers: return Array(("[" + (0..<n).map { _ in "-123456789.123456789e-12,9223372036854775808,1e400" }.joined(separator: ",") + "]").utf8)
+            case .numbers:
+                return Array(("[" + (0..<n).map { _ in "-123456789.123456789e-12,9223372036854775808,1e400" }.joined(separator: ",") + "]").utf8)
             case .deepUnclosed: return Array(String(repeating: "[", count: n * 10).utf8)
             case .duplicateLate: return Array(("{" + (0..<n).map { "\"k\($0)\":0" }.joined(separator: ",") + ",\"k0\":1}").utf8)
             }
@@ -126,65 +127,65 @@ enum Canonical {
 /// Python's json module over every input in one process: one line per input, the canonical form or `-`.
 enum Python {
     static let script = #"""
-import base64, json, re, struct, sys
-sys.setrecursionlimit(10000)
+        import base64, json, re, struct, sys
+        sys.setrecursionlimit(10000)
 
-def bits(x):
-    return struct.pack('>d', x).hex()
+        def bits(x):
+            return struct.pack('>d', x).hex()
 
-def number(text):
-    sign, ip, fp, ex = re.fullmatch(r'(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?', text).groups()
-    digits = ip + (fp or '')
-    ex = int(ex or 0)
-    if digits.strip('0') == '':
-        return ('i', 0)
-    stripped = digits.rstrip('0')
-    first = len(digits) - len(digits.lstrip('0'))
-    last_place = len(ip) - len(stripped) + ex
-    first_place = len(ip) - 1 - first + ex
-    if last_place < 0:
-        return ('n', bits(float(text)))
-    if first_place <= 18:
-        v = int(stripped) * 10 ** last_place
-        v = -v if sign else v
-        if -2 ** 63 <= v < 2 ** 63:
-            return ('i', v)
-    return ('L', bits(float(text)))
+        def number(text):
+            sign, ip, fp, ex = re.fullmatch(r'(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?', text).groups()
+            digits = ip + (fp or '')
+            ex = int(ex or 0)
+            if digits.strip('0') == '':
+                return ('i', 0)
+            stripped = digits.rstrip('0')
+            first = len(digits) - len(digits.lstrip('0'))
+            last_place = len(ip) - len(stripped) + ex
+            first_place = len(ip) - 1 - first + ex
+            if last_place < 0:
+                return ('n', bits(float(text)))
+            if first_place <= 18:
+                v = int(stripped) * 10 ** last_place
+                v = -v if sign else v
+                if -2 ** 63 <= v < 2 ** 63:
+                    return ('i', v)
+            return ('L', bits(float(text)))
 
-class Refused(Exception):
-    pass
+        class Refused(Exception):
+            pass
 
-def pairs(items):
-    keys = [k for k, _ in items]
-    if len(set(keys)) != len(keys):
-        raise Refused()
-    return ('obj', items)
+        def pairs(items):
+            keys = [k for k, _ in items]
+            if len(set(keys)) != len(keys):
+                raise Refused()
+            return ('obj', items)
 
-def constant(name):
-    raise Refused()
+        def constant(name):
+            raise Refused()
 
-def canon(v):
-    if v is None: return 'null'
-    if v is True: return 'true'
-    if v is False: return 'false'
-    if isinstance(v, tuple) and v[0] == 'obj':
-        members = sorted((k.encode('utf-8').hex(), canon(x)) for k, x in v[1])
-        return '{' + ','.join(k + ':' + x for k, x in members) + '}'
-    if isinstance(v, tuple):
-        return '%s:%s' % v
-    if isinstance(v, str): return 's:' + v.encode('utf-8').hex()
-    if isinstance(v, list): return '[' + ','.join(canon(x) for x in v) + ']'
-    raise Refused()
+        def canon(v):
+            if v is None: return 'null'
+            if v is True: return 'true'
+            if v is False: return 'false'
+            if isinstance(v, tuple) and v[0] == 'obj':
+                members = sorted((k.encode('utf-8').hex(), canon(x)) for k, x in v[1])
+                return '{' + ','.join(k + ':' + x for k, x in members) + '}'
+            if isinstance(v, tuple):
+                return '%s:%s' % v
+            if isinstance(v, str): return 's:' + v.encode('utf-8').hex()
+            if isinstance(v, list): return '[' + ','.join(canon(x) for x in v) + ']'
+            raise Refused()
 
-for line in sys.stdin:
-    data = base64.b64decode(line.strip())
-    try:
-        text = data.decode('utf-8')
-        value = json.loads(text, object_pairs_hook=pairs, parse_int=number, parse_float=number, parse_constant=constant)
-        print(canon(value))   # a lone surrogate fails to encode here: refused
-    except (ValueError, Refused, RecursionError, UnicodeError):
-        print('-')
-"""#
+        for line in sys.stdin:
+            data = base64.b64decode(line.strip())
+            try:
+                text = data.decode('utf-8')
+                value = json.loads(text, object_pairs_hook=pairs, parse_int=number, parse_float=number, parse_constant=constant)
+                print(canon(value))   # a lone surrogate fails to encode here: refused
+            except (ValueError, Refused, RecursionError, UnicodeError):
+                print('-')
+        """#
 
     static func canonical(_ inputs: [[UInt8]]) throws -> [String?] {
         let directory = try TemporaryDirectory(prefix: "json-fuzz")
@@ -256,15 +257,20 @@ enum Generator {
         String((0..<n).map { _ in Character(String(rng.chance(30) ? 0 : rng.int(in: 0...9))) })
     }
 
-    static let pieces = ["a", "b", "key", " ", "é", "€", "🎉", "\\n", "\\\"", "\\\\", "\\/", "\\t", "\\u0041", "\\u00e9",
-                         "\\u20ac", "\\ud83c\\udf89", "\\u0000", "\\uFFFF", "\u{7F}", "count", "\\b\\f\\r"]
+    static let pieces = [
+        "a", "b", "key", " ", "é", "€", "🎉", "\\n", "\\\"", "\\\\", "\\/", "\\t", "\\u0041", "\\u00e9",
+        "\\u20ac", "\\ud83c\\udf89", "\\u0000", "\\uFFFF", "\u{7F}", "count", "\\b\\f\\r",
+    ]
 
     static func string(_ rng: inout SplitMix64) -> String {
         "\"" + (0..<rng.int(in: 0...6)).map { _ in rng.pick(pieces) }.joined() + "\""
     }
 
-    static let insertions: [[UInt8]] = ["{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud800", "\\udc00", "0", "-", ".", "e",
-                                        "NaN", "Infinity", "true", "nul", " ", "\n", "\u{0}", "\u{1F}", "/*", "'"].map { Array($0.utf8) }
+    static let insertions: [[UInt8]] =
+        [
+            "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud800", "\\udc00", "0", "-", ".", "e",
+            "NaN", "Infinity", "true", "nul", " ", "\n", "\u{0}", "\u{1F}", "/*", "'",
+        ].map { Array($0.utf8) }
         + [[0xFF], [0xC0, 0xAE], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xEF, 0xBB, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0x80]]
 
     static func mutate(_ input: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {

@@ -18,10 +18,12 @@ struct JSONReaderTests {
     /// Every kind of value reads as the node of its kind.
     @Test func readsEveryKindOfValue() throws {
         let value = try read(#" {"i":1,"f":1.5,"e":1e2,"s":"x","n":null,"t":true,"u":false,"o":{"a":[false,[]]},"big":1e19} "#)
-        #expect(value == .object([
-            "i": .integer(1), "f": .number(1.5), "e": .integer(100), "s": .string("x"), "n": .null, "t": .bool(true),
-            "u": .bool(false), "o": .object(["a": .array([.bool(false), .array([])])]), "big": .largeInteger(1e19),
-        ]))
+        #expect(
+            value
+                == .object([
+                    "i": .integer(1), "f": .number(1.5), "e": .integer(100), "s": .string("x"), "n": .null, "t": .bool(true),
+                    "u": .bool(false), "o": .object(["a": .array([.bool(false), .array([])])]), "big": .largeInteger(1e19),
+                ]))
         #expect(try read("[]") == .array([]))
         #expect(try read("{}") == .object([:]))
         #expect(try read("\"\"") == .string(""))
@@ -97,8 +99,11 @@ struct JSONReaderTests {
     }
 
     /// Invalid UTF-8 anywhere in a string is refused (overlongs, surrogates, truncated sequences, > U+10FFFF).
-    @Test(arguments: [[0xFF], [0xC0, 0xAE], [0xC1, 0xBF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
-                      [0xF5, 0x80, 0x80, 0x80], [0xE2, 0x82], [0x80], [0xF0, 0x9F, 0x8E]] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xFF], [0xC0, 0xAE], [0xC1, 0xBF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0xF5, 0x80, 0x80, 0x80], [0xE2, 0x82], [0x80], [0xF0, 0x9F, 0x8E],
+        ] as [[UInt8]])
     func refusesInvalidUTF8(_ sequence: [UInt8]) {
         #expect(failure([0x22] + sequence + [0x22])?.reason == .invalidUTF8)
         #expect(failure([0x22] + sequence)?.reason == .invalidUTF8)

@@ -3,9 +3,10 @@ import Foundation
 import JSONKit
 import MicroHTTP
 import SheetPolicy
-@testable import SheetService
-import Testing
 import TestSupport
+import Testing
+
+@testable import SheetService
 
 /// Tokens and bodies built to cost CPU or crash the process are refused cheaply, and the messages
 /// say what a client must send.
@@ -41,12 +42,16 @@ import TestSupport
         let unsigned = Self.b64(deep) + "." + Self.b64(deep) + ".c2lnbmF0dXJl"
         #expect(unsigned.utf8.count > 2_700)
         var outcome: Result<Principal, TokenError>?
-        let seconds = Self.cpuSeconds { outcome = Result { () throws(TokenError) in try verifier.principal(authorization: "Bearer " + unsigned, now: now) } }
+        let seconds = Self.cpuSeconds {
+            outcome = Result { () throws(TokenError) in try verifier.principal(authorization: "Bearer " + unsigned, now: now) }
+        }
         #expect(outcome == .failure(.badSignature))
         #expect(seconds < 0.05)
 
         let signed = Self.signed(header: deep, payload: deep)
-        let signedSeconds = Self.cpuSeconds { outcome = Result { () throws(TokenError) in try verifier.principal(authorization: "Bearer " + signed, now: now) } }
+        let signedSeconds = Self.cpuSeconds {
+            outcome = Result { () throws(TokenError) in try verifier.principal(authorization: "Bearer " + signed, now: now) }
+        }
         #expect(outcome == .failure(.malformed))
         #expect(signedSeconds < 0.05)
     }
@@ -135,9 +140,11 @@ import TestSupport
         var rng = SplitMix64(seed: 0x70C3_0019)
         let valid = verifier.issueUserToken(sub: "alice", now: now, ttl: 3600)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ ".utf8)
-        let payloads = [#"{"sub":"alice","exp":1800003600}"#, #"{"sub":"alice","exp":1800003600,"sub":"bob"}"#, #"{"sub":"alice","exp":1e400}"#,
-                        #"{"sub":"alice","exp":1800003600,}"#, #"{"sub":"\ud800","exp":1800003600}"#, #"{"sub":"alice","exp":"1800003600"}"#,
-                        "[" + String(repeating: "{\"a\":", count: 40), #"{"sub":"alice","exp":1800003600.5,"nbf":-0.5}"#, "null", ""]
+        let payloads = [
+            #"{"sub":"alice","exp":1800003600}"#, #"{"sub":"alice","exp":1800003600,"sub":"bob"}"#, #"{"sub":"alice","exp":1e400}"#,
+            #"{"sub":"alice","exp":1800003600,}"#, #"{"sub":"\ud800","exp":1800003600}"#, #"{"sub":"alice","exp":"1800003600"}"#,
+            "[" + String(repeating: "{\"a\":", count: 40), #"{"sub":"alice","exp":1800003600.5,"nbf":-0.5}"#, "null", "",
+        ]
         var accepted = 0
         for round in 0..<20_000 {
             var token: [UInt8]
@@ -170,12 +177,13 @@ import TestSupport
     @Test(arguments: [("UTF-16LE", false), ("UTF-16BE", false), ("UTF-32LE", false), ("UTF-32BE", false), ("UTF-16LE", true), ("UTF-16BE", true)])
     func otherEncodingsAreRefused(_ name: String, _ bom: Bool) throws {
         let text = (bom ? "\u{FEFF}" : "") + #"{"count":1,"count":7}"#
-        let encoding: String.Encoding = switch name {
-        case "UTF-16LE": .utf16LittleEndian
-        case "UTF-16BE": .utf16BigEndian
-        case "UTF-32LE": .utf32LittleEndian
-        default: .utf32BigEndian
-        }
+        let encoding: String.Encoding =
+            switch name {
+            case "UTF-16LE": .utf16LittleEndian
+            case "UTF-16BE": .utf16BigEndian
+            case "UTF-32LE": .utf32LittleEndian
+            default: .utf32BigEndian
+            }
         let bytes = try #require(text.data(using: encoding).map(Array.init))
         let p = Self.problem { _ = try RequestBody.object(bytes) }
         #expect(p?.status == 400)
@@ -223,23 +231,29 @@ import TestSupport
         let height = try ContentHeightReport(try RequestBody.object(Array(#"{"height":312.5,"platform":"android"}"#.utf8)))
         #expect(height.height == 312.5 && height.platform == .android)
         #expect(Self.problem { _ = try Dismissal([:]) }?.detail == "sheetId is required; method is required")
-        #expect(Self.problem { _ = try ContentHeightReport(["height": .largeInteger(.infinity), "platform": .string("ios")]) }?.detail
-            == "height must be a finite number from 1 to 10000")
+        #expect(
+            Self.problem { _ = try ContentHeightReport(["height": .largeInteger(.infinity), "platform": .string("ios")]) }?.detail
+                == "height must be a finite number from 1 to 10000")
     }
 
     /// Malformed JSON is described in words with a line and column, never a byte offset.
     @Test func malformedBodiesSayWhatAndWhere() {
-        #expect(Self.problem { _ = try RequestBody.object(Array(#"{"count":1,}"#.utf8)) }?.detail
-            == "the request body is not valid JSON: a trailing comma before '}' (line 1, column 12)")
-        #expect(Self.problem { _ = try RequestBody.object(Array(#"{"count":01}"#.utf8)) }?.detail
-            == "the request body is not valid JSON: a number starts with a superfluous 0 (line 1, column 10)")
+        #expect(
+            Self.problem { _ = try RequestBody.object(Array(#"{"count":1,}"#.utf8)) }?.detail
+                == "the request body is not valid JSON: a trailing comma before '}' (line 1, column 12)")
+        #expect(
+            Self.problem { _ = try RequestBody.object(Array(#"{"count":01}"#.utf8)) }?.detail
+                == "the request body is not valid JSON: a number starts with a superfluous 0 (line 1, column 10)")
         #expect(Self.problem { _ = try RequestBody.object(Array("[1]".utf8)) }?.detail == "the request body must be a JSON object")
     }
 
     /// A charset other than UTF-8 is 415; UTF-8 spelled any way passes.
-    @Test(arguments: [("application/json; charset=utf-16", "utf-16"), ("application/json;charset=\"UTF-32\"", "UTF-32"),
-                      ("application/json; charset=latin1", "latin1"), ("application/json; charset=utf-8", nil),
-                      ("application/json; CHARSET=\"UTF-8\"", nil), ("application/json", nil), ("application/json; foo=bar", nil)] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("application/json; charset=utf-16", "utf-16"), ("application/json;charset=\"UTF-32\"", "UTF-32"),
+            ("application/json; charset=latin1", "latin1"), ("application/json; charset=utf-8", nil),
+            ("application/json; CHARSET=\"UTF-8\"", nil), ("application/json", nil), ("application/json; foo=bar", nil),
+        ] as [(String, String?)])
     func foreignCharsetsAreNamed(_ contentType: String, _ charset: String?) {
         #expect(RequestBody.foreignCharset(contentType) == charset)
     }
@@ -256,7 +270,9 @@ import TestSupport
         #expect(refused.text.contains("UTF-16LE"))
         let declared = try fetch(
             live.server.port, "PUT", path,
-            headers: [("Authorization", "Bearer \(LiveService.adminToken)"), ("Content-Type", "application/json; charset=utf-16"), ("Connection", "close")],
+            headers: [
+                ("Authorization", "Bearer \(LiveService.adminToken)"), ("Content-Type", "application/json; charset=utf-16"), ("Connection", "close"),
+            ],
             body: Array(#"{"count":1}"#.utf8))
         #expect(declared.status == 415)
         #expect(declared.text.contains("charset=utf-16"))
