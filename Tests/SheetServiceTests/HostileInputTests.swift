@@ -220,6 +220,18 @@ import Testing
         #expect(p?.detail == detail)
     }
 
+    /// Thousands of unknown members are answered with 20 names and a count, not thousands of entries.
+    @Test func unknownMembersAreNamedUpToALimit() throws {
+        let body = "{" + (0..<5000).map { #""k\#($0)":0"# }.joined(separator: ",") + #","count":1}"#
+        do {
+            _ = try CountReport(try RequestBody.object(Array(body.utf8)))
+            Issue.record("accepted")
+        } catch {
+            #expect(error.invalidParams.count == 20)
+            #expect(error.invalidParams.last?.reason == "is not a known member (nor are 4980 more)")
+        }
+    }
+
     /// Well-formed bodies decode into typed values (1.0 counts as the integer 1, as in JSON Schema).
     @Test func bodiesDecodeIntoTypedValues() throws {
         let count = try CountReport(try RequestBody.object(Array(#"{"count":1.0,"seq":7,"filter":"new","eventId":"e1"}"#.utf8)))

@@ -147,12 +147,20 @@ struct BodyReader {
     }
 
     /// Every member not read is a mistake by the client: say so (sorted, so errors are stable).
+    /// At most `unknownMembersNamed` are named, so a body of thousands of members cannot make the
+    /// answer (and the work to build it) grow with them; the last one named says how many more there are.
     mutating func rejectUnknownMembers() {
-        for key in object.keys.sorted() where !known.contains(key) {
+        let unknown = object.keys.filter { !known.contains($0) }.sorted()
+        for key in unknown.prefix(Self.unknownMembersNamed) {
             invalid.append((prefix + key, "is not a known member"))
+        }
+        if unknown.count > Self.unknownMembersNamed, let last = invalid.popLast() {
+            invalid.append((last.name, "is not a known member (nor are \(unknown.count - Self.unknownMembersNamed) more)"))
         }
         known.formUnion(object.keys)
     }
+
+    static let unknownMembersNamed = 20
 
     /// Throws the collected problems as one 400.
     mutating func finish() throws(Problem) {
