@@ -2,8 +2,11 @@
 #define SHEETD_CMICROHTTPD_SHIM_H
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <microhttpd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -67,8 +70,101 @@ static inline size_t cmhd_identity_unescape(void *cls, struct MHD_Connection *c,
     return n;
 }
 
-/// The address of cmhd_identity_unescape as the integer MHD_OptionItem.value wants.
-static inline intptr_t cmhd_identity_unescape_ptr(void) { return (intptr_t)&cmhd_identity_unescape; }
+// Typed MHD_OptionItem builders: MHD_OptionItem.value is an intptr_t, so a callback travels as an
+// integer. The casts happen here, once, instead of unsafeBitCast in Swift.
+
+/// An option whose argument is an integer (limits, sizes, timeouts, counts).
+static inline struct MHD_OptionItem cmhd_option_int(enum MHD_OPTION option, intptr_t value)
+{
+    struct MHD_OptionItem item = { option, value, NULL };
+    return item;
+}
+
+/// MHD_OPTION_SOCK_ADDR with an IPv4 address (it must outlive MHD_start_daemon's call).
+static inline struct MHD_OptionItem cmhd_option_sock_addr(const struct sockaddr_in *address)
+{
+    struct MHD_OptionItem item = { MHD_OPTION_SOCK_ADDR, 0, (void *)address };
+    return item;
+}
+
+/// MHD_OPTION_EXTERNAL_LOGGER.
+static inline struct MHD_OptionItem cmhd_option_logger(MHD_LogCallback callback, void *cls)
+{
+    struct MHD_OptionItem item = { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)callback, cls };
+    return item;
+}
+
+/// MHD_OPTION_NOTIFY_COMPLETED.
+static inline struct MHD_OptionItem cmhd_option_notify_completed(MHD_RequestCompletedCallback callback, void *cls)
+{
+    struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)callback, cls };
+    return item;
+}
+
+/// The callback type of MHD_OPTION_URI_LOG_CALLBACK (the header declares it only in prose).
+typedef void *(*cmhd_uri_log_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
+
+/// MHD_OPTION_URI_LOG_CALLBACK: its return value becomes the request's first `*req_cls`.
+static inline struct MHD_OptionItem cmhd_option_uri_log(cmhd_uri_log_callback callback, void *cls)
+{
+    struct MHD_OptionItem item = { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)callback, cls };
+    return item;
+}
+
+/// MHD_OPTION_UNESCAPE_CALLBACK with cmhd_identity_unescape.
+static inline struct MHD_OptionItem cmhd_option_identity_unescape(void)
+{
+    struct MHD_OptionItem item = { MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)&cmhd_identity_unescape, NULL };
+    return item;
+}
+
+/// MHD_OPTION_END.
+static inline struct MHD_OptionItem cmhd_option_end(void)
+{
+    struct MHD_OptionItem item = { MHD_OPTION_END, 0, NULL };
+    return item;
+}
+
+/// Keeps at most `max` query arguments of `uri`, and returns how many it had. MHD (0.9.75) calls the
+/// URI log callback with the request line still in the connection's writable read buffer and parses
+/// the arguments only afterwards ("log callback before we modify URI *or* args"); every argument
+/// takes a slot of the connection's memory pool, and a few hundred leave none for the response (MHD
+/// then closes without answering). Ending the string at the separator after the `max`-th argument
+/// keeps the pool for the 400 that names the limit.
+static inline size_t cmhd_cap_query_arguments(const char *uri, size_t max)
+{
+    char *s = (char *)uri;
+    while (*s != 0 && *s != '?') s++;
+    if (*s == 0) return 0;
+    size_t count = 1;
+    for (s++; *s != 0; s++) {
+        if (*s != '&') continue;
+        if (count == max) { *s = 0; count++; while (*++s != 0) if (*s == '&') count++; break; }
+        count++;
+    }
+    return count;
+}
+
+/// MHD_get_connection_info is variadic: the size of the request line and header section, blank line
+/// included (0 when unknown).
+static inline size_t cmhd_request_header_size(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return i ? i->header_size : 0;
+}
+
+/// A response that owns a copy of `bytes`: one malloc and memcpy, freed by MHD with the response
+/// (so nothing of the caller's buffer is used after this call returns). NULL when out of memory.
+static inline struct MHD_Response *cmhd_response_copying(const void *bytes, size_t count)
+{
+    if (count == 0) return MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    void *copy = malloc(count);
+    if (copy == NULL) return NULL;
+    memcpy(copy, bytes, count);
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(count, copy, &free);
+    if (r == NULL) free(copy);
+    return r;
+}
 
 /// The stream peer monitor: an epoll set that reports only a peer's close (EPOLLRDHUP; HUP and ERR
 /// are always reported), with the watched stream's context as the event's data. (Glibc's Swift module

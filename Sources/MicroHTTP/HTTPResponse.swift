@@ -2,10 +2,13 @@
 /// (a handler-supplied `Content-Length` or `Transfer-Encoding` is ignored).
 public struct HTTPResponse: Sendable {
     /// How the body is produced: complete byte buffers, or later (`deferred`). A streaming case
-    /// (server-sent events through MHD's callback responses) is added here later; the `switch` that
-    /// emits responses (`AccessHandler`) is the place that must learn it.
+    /// (server-sent events through MHD's callback responses) is added here later, with its state in
+    /// `RequestStateMachine`; the `switch` that emits responses (`AccessHandler.send`) must learn it.
     enum Content: Sendable {
         case bytes([UInt8])
+        /// A 304: no body is sent; `representation` is the 200's body, whose length is the
+        /// Content-Length (RFC 9110 §8.6).
+        case notModified(representation: [UInt8])
         /// Started by the server with the promise that will carry the real response.
         case deferred(@Sendable (ResponsePromise) -> Void)
         /// A chunked body written over time (Server-Sent Events): the server queues the response, then
@@ -23,7 +26,7 @@ public struct HTTPResponse: Sendable {
         get {
             switch content {
             case .bytes(let b): return b
-            case .deferred, .stream: return []
+            case .deferred, .stream, .notModified: return []
             }
         }
         set { content = .bytes(newValue) }
@@ -69,6 +72,14 @@ public struct HTTPResponse: Sendable {
     public var isDeferred: Bool {
         if case .deferred = content { return true }
         return false
+    }
+
+    /// 304 Not Modified for a representation whose 200 body is `representation`: no body is sent,
+    /// and its Content-Length is that body's length (or absent), never a misleading 0.
+    public static func notModified(headers: [(String, String)] = [], representation: [UInt8]) -> HTTPResponse {
+        var response = HTTPResponse(status: 304, headers: headers)
+        response.content = .notModified(representation: representation)
+        return response
     }
 
     /// A response without a body (e.g. 204).

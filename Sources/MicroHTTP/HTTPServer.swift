@@ -81,6 +81,9 @@ public final class HTTPServer: Sendable {
         guard c.headerMemoryLimit >= 4096 else {
             throw HTTPServerError(message: "invalid header memory limit \(c.headerMemoryLimit): at least 4096 bytes")
         }
+        guard c.maxQueryParameters >= 1 && c.maxQueryParameters <= 1024 else {
+            throw HTTPServerError(message: "invalid query parameter limit \(c.maxQueryParameters): must be 1…1024")
+        }
         guard c.connectionLimit >= c.threads else {
             throw HTTPServerError(message: "invalid connection limit \(c.connectionLimit): at least one per thread (\(c.threads))")
         }
@@ -114,16 +117,17 @@ public final class HTTPServer: Sendable {
             let daemon: OpaquePointer? = withUnsafeMutablePointer(to: &address) { addr in
                 var options: [MHD_OptionItem] = [
                     // First, so errors while applying the others and binding reach the log.
-                    MHD_OptionItem(option: .EXTERNAL_LOGGER, value: unsafeBitCast(daemonLogCallback, to: Int.self), ptr_value: cls),
-                    MHD_OptionItem(option: .THREAD_POOL_SIZE, value: c.threads, ptr_value: nil),
-                    MHD_OptionItem(option: .CONNECTION_LIMIT, value: connectionLimit, ptr_value: nil),
-                    MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: c.listenBacklog, ptr_value: nil),
-                    MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: c.idleTimeoutSeconds, ptr_value: nil),
-                    MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: c.headerMemoryLimit, ptr_value: nil),
-                    MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(addr)),
-                    MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(requestCompletedCallback, to: Int.self), ptr_value: cls),
-                    MHD_OptionItem(option: .UNESCAPE_CALLBACK, value: cmhd_identity_unescape_ptr(), ptr_value: nil),
-                    MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
+                    cmhd_option_logger(daemonLogCallback, cls),
+                    cmhd_option_int(.THREAD_POOL_SIZE, c.threads),
+                    cmhd_option_int(.CONNECTION_LIMIT, connectionLimit),
+                    cmhd_option_int(.LISTEN_BACKLOG_SIZE, c.listenBacklog),
+                    cmhd_option_int(.CONNECTION_TIMEOUT, c.idleTimeoutSeconds),
+                    cmhd_option_int(.CONNECTION_MEMORY_LIMIT, c.headerMemoryLimit),
+                    cmhd_option_sock_addr(addr),
+                    cmhd_option_uri_log(uriLogCallback, cls),
+                    cmhd_option_notify_completed(requestCompletedCallback, cls),
+                    cmhd_option_identity_unescape(),
+                    cmhd_option_end(),
                 ]
                 let savedErrno = errno
                 errno = 0

@@ -24,6 +24,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// MHD's per-connection memory pool: it holds the request line and headers (larger → 431) and the
     /// read buffer. MHD zeroes it per request, so smaller is cheaper.
     public var headerMemoryLimit: Int = 16384
+    /// Query parameters a request may have; more is a 400 naming the limit. MHD keeps every argument
+    /// in the connection's memory pool, so without a cap a few hundred leave no room for the answer.
+    public var maxQueryParameters: Int = 64
     /// One JSON line per request on stdout (turn off for benchmarks).
     public var accessLog: Bool = true
 

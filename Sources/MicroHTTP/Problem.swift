@@ -68,37 +68,77 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// A problem type: its slug, status and title, defined once (RFC 9457: the title does not change
+/// from occurrence to occurrence). Everything that raises a problem of a type goes through it.
+public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
+    /// The last part of the type URN, e.g. `not-found`.
+    public let slug: String
+    public let status: Int
+    public let title: String
+
+    public init(slug: String, status: Int, title: String) {
+        self.slug = slug
+        self.status = status
+        self.title = title
+    }
+
+    /// `urn:sheetd:problem:<slug>`.
+    public var uri: String { "urn:sheetd:problem:" + slug }
+    public var description: String { uri }
+
+    /// A problem of this type.
+    public func problem(_ detail: String, invalidParams: [(name: String, reason: String)] = [],
+                        headers: [(String, String)] = []) -> Problem {
+        Problem(status: status, slug: slug, title: title, detail: detail, invalidParams: invalidParams, headers: headers)
+    }
+
+    public static let badRequest = ProblemType(slug: "bad-request", status: 400, title: "Bad Request")
+    public static let invalidParams = ProblemType(slug: "invalid-params", status: 400, title: "Invalid Parameters")
+    public static let unauthorized = ProblemType(slug: "unauthorized", status: 401, title: "Unauthorized")
+    public static let forbidden = ProblemType(slug: "forbidden", status: 403, title: "Forbidden")
+    public static let notFound = ProblemType(slug: "not-found", status: 404, title: "Not Found")
+    public static let methodNotAllowed = ProblemType(slug: "method-not-allowed", status: 405, title: "Method Not Allowed")
+    public static let payloadTooLarge = ProblemType(slug: "payload-too-large", status: 413, title: "Payload Too Large")
+    public static let unsupportedMediaType = ProblemType(slug: "unsupported-media-type", status: 415, title: "Unsupported Media Type")
+    public static let headerTooLarge = ProblemType(slug: "header-too-large", status: 431, title: "Request Header Fields Too Large")
+    public static let internalError = ProblemType(slug: "internal-error", status: 500, title: "Internal Server Error")
+    public static let unavailable = ProblemType(slug: "unavailable", status: 503, title: "Service Unavailable")
+
+    /// Every type the server raises.
+    public static let all: [ProblemType] = [
+        .badRequest, .invalidParams, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .payloadTooLarge,
+        .unsupportedMediaType, .headerTooLarge, .internalError, .unavailable,
+    ]
+}
+
 extension Problem {
     /// 400 `bad-request`.
     public static func badRequest(_ detail: String, invalidParams: [(name: String, reason: String)] = []) -> Problem {
-        Problem(status: 400, slug: "bad-request", title: "Bad Request", detail: detail, invalidParams: invalidParams)
+        ProblemType.badRequest.problem(detail, invalidParams: invalidParams)
     }
 
     /// 404 `not-found`.
     public static func notFound(_ detail: String) -> Problem {
-        Problem(status: 404, slug: "not-found", title: "Not Found", detail: detail)
+        ProblemType.notFound.problem(detail)
     }
 
     /// 405 `method-not-allowed` with the `Allow` header.
     public static func methodNotAllowed(_ detail: String, allow: String) -> Problem {
-        Problem(status: 405, slug: "method-not-allowed", title: "Method Not Allowed", detail: detail,
-                headers: [("Allow", allow)])
+        ProblemType.methodNotAllowed.problem(detail, headers: [("Allow", allow)])
     }
 
     /// 413 `payload-too-large`.
     public static func payloadTooLarge(limit: Int) -> Problem {
-        Problem(status: 413, slug: "payload-too-large", title: "Payload Too Large",
-                detail: "The request body exceeds the limit of \(limit) bytes.")
+        ProblemType.payloadTooLarge.problem("The request body exceeds the limit of \(limit) bytes.")
     }
 
     /// 500 `internal-error` (the detail never carries the underlying error).
     public static func internalError(_ detail: String = "The server failed to handle the request.") -> Problem {
-        Problem(status: 500, slug: "internal-error", title: "Internal Server Error", detail: detail)
+        ProblemType.internalError.problem(detail)
     }
 
     /// 503 `unavailable`, optionally with `Retry-After`.
     public static func unavailable(_ detail: String, retryAfterSeconds: Int? = nil) -> Problem {
-        Problem(status: 503, slug: "unavailable", title: "Service Unavailable", detail: detail,
-                headers: retryAfterSeconds.map { [("Retry-After", String($0))] } ?? [])
+        ProblemType.unavailable.problem(detail, headers: retryAfterSeconds.map { [("Retry-After", String($0))] } ?? [])
     }
 }

@@ -35,12 +35,12 @@ public final class ResponsePromise: Sendable {
 
     /// Settles with `response`.
     public func succeed(_ response: HTTPResponse) {
-        settle(RouteTable.checked(response, template: template))
+        settle(Responder.checked(response, template: template))
     }
 
     /// Settles with the response for `error`: a `Problem` is its own response, anything else a logged 500.
     public func fail(_ error: any Error) {
-        settle(RouteTable.response(for: error, template: template, requestId: requestId))
+        settle(Responder.response(for: error, template: template, requestId: requestId))
     }
 
     /// Settles with what `body` returns, or with the response for what it throws.

@@ -142,43 +142,6 @@ final class RouteTable: Sendable {
         return .matched(target, method: method, values: values)
     }
 
-    /// Runs the handler: a thrown `Problem` is its response, any other error a logged 500 problem, and a
-    /// status outside 100…599 a logged 500 too. Invalidates the request afterwards. A `deferred`
-    /// response is returned as it is, for the caller to start.
-    static func run(_ target: Target, _ request: HTTPRequest) -> HTTPResponse {
-        let response: HTTPResponse
-        do {
-            response = try target.handler(request)
-        } catch {
-            request.isValid = false
-            return RouteTable.response(for: error, template: target.template, requestId: request.requestId)
-        }
-        request.isValid = false
-        return response.isDeferred ? response : checked(response, template: target.template)
-    }
-
-    /// The response for an error a handler threw (or a deferred handler failed with).
-    static func response(for error: any Error, template: String, requestId: String) -> HTTPResponse {
-        if let problem = error as? Problem { return problem.response }
-        Log.write(.error, "handler failed", [("route", .string(template)), ("request_id", .string(requestId)),
-                                              ("error", .string(String(describing: error)))])
-        return Problem.internalError().response
-    }
-
-    /// `response`, or a logged 500 when its status is outside 100…599 or it is still `deferred`.
-    static func checked(_ response: HTTPResponse, template: String) -> HTTPResponse {
-        if response.isDeferred {
-            Log.write(.error, "a deferred response was settled with another deferred response", [("route", .string(template))])
-            return Problem.internalError().response
-        }
-        if !(100...599).contains(response.status) {
-            Log.write(.error, "handler returned an invalid status", [("route", .string(template)),
-                                                                      ("status", .int(response.status))])
-            return Problem.internalError().response
-        }
-        return response
-    }
-
     /// The node whose template matches `path` (a validated path starting with "/"), with the byte
     /// ranges of the parameter segments in order.
     func match(_ path: UnsafeBufferPointer<UInt8>, captures: inout [Range<Int>]) -> Node? {

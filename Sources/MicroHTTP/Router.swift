@@ -63,17 +63,19 @@ public final class Router: Sendable {
         let pathBytes = Array(bytes[..<(q ?? bytes.count)])
         let query = q.map { parseQuery(bytes[($0 + 1)...]) } ?? []
         let requestId = headers.first { asciiCaseInsensitiveEquals($0.0, "X-Request-Id") && RequestID.isSane($0.1) }?.1 ?? RequestID.next()
+        let responder = Responder(table: table)
         var response = pathBytes.withUnsafeBufferPointer { path -> HTTPResponse in
-            switch table.resolve(method: method, path: path) {
+            let outcome = responder.respond(method: method, path: path) { t, m, values in
+                HTTPRequest(source: .detached(headers: headers, query: query), method: m,
+                            path: String(decoding: pathBytes, as: UTF8.self), routeTemplate: t.template,
+                            requestId: requestId, body: body, parameterNames: t.parameterNames, parameterValues: values)
+            }
+            switch outcome {
             case .refused(let problem, _, _):
                 return problem.response
-            case .matched(let t, let m, let values):
-                let request = HTTPRequest(source: .detached(headers: headers, query: query), method: m,
-                                          path: String(decoding: pathBytes, as: UTF8.self), routeTemplate: t.template,
-                                          requestId: requestId, body: body, parameterNames: t.parameterNames,
-                                          parameterValues: values)
-                let response = RouteTable.run(t, request)
-                guard case .deferred(let start) = response.content else { return response }
+            case .answered(let response, _):
+                return response
+            case .deferred(let start, let t, _):
                 let promise = ResponsePromise(template: t.template, requestId: requestId, registry: nil)
                 start(promise)
                 return promise.wait()

@@ -9,9 +9,10 @@ import Musl
 /// Everything the MHD callbacks need, immutable after start except the atomics. Passed to MHD as the
 /// callback context (retained by `HTTPServer` from start until after `MHD_stop_daemon`).
 final class ServerCore: Sendable {
-    let table: RouteTable
+    let responder: Responder
     let metrics: HTTPMetrics
     let maxBodyBytes: Int
+    let maxQueryArguments: Int
     let accessLog: Bool
     let draining: Atomic<Bool>
     /// Requests of this server between the first access-handler call and NOTIFY_COMPLETED.
@@ -26,30 +27,34 @@ final class ServerCore: Sendable {
     let peerMonitor = StreamPeerMonitor()
 
     init(table: RouteTable, metrics: HTTPMetrics, configuration: HTTPServerConfiguration, draining: Bool) {
-        self.table = table
+        self.responder = Responder(table: table)
         self.metrics = metrics
         self.maxBodyBytes = configuration.maxBodyBytes
+        self.maxQueryArguments = configuration.maxQueryParameters
         self.accessLog = configuration.accessLog
         self.draining = Atomic(draining)
     }
 }
 
-/// Per-request state in MHD's `*req_cls`, created on the first access-handler call and released in
+/// Per-request state in MHD's `*req_cls`, created by the URI log callback and released in
 /// NOTIFY_COMPLETED (which also runs on timeouts, aborts and shutdown). Confined to the connection's
 /// worker thread: MHD never runs one connection's callbacks concurrently.
 final class RequestState {
     let startMicros: Int
+    /// How many query arguments the request line had (before the cap).
+    let queryArguments: Int
+    var machine: RequestStateMachine
     var body: [UInt8] = []
-    var bodyBytesSeen = 0
-    var tooLarge = false
-    var responded = false
-    /// Set while a deferred response is outstanding: MHD calls the access handler again after the
-    /// promise resumes the connection, and that call sends the settled response.
+    /// While parked: the promise that will carry the response, and what labels it.
     var deferred: (promise: ResponsePromise, target: RouteTable.Target, requestId: String)?
     /// The body of a streaming response; told when the connection completes.
     var stream: EventStream?
 
-    init(startMicros: Int) { self.startMicros = startMicros }
+    init(startMicros: Int, queryArguments: Int, machine: RequestStateMachine) {
+        self.startMicros = startMicros
+        self.queryArguments = queryArguments
+        self.machine = machine
+    }
 }
 
 // MARK: - C callbacks (global constants: they capture nothing; the context arrives as `cls`)
@@ -58,6 +63,15 @@ let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, m
     guard let cls, let connection, let url, let method, let uploadSize, let reqCls else { return .NO }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     return core.handle(connection, url, method, version, uploadData, uploadSize, reqCls)
+}
+
+/// A new request line (before MHD parses its query arguments): caps the arguments and creates the
+/// request's state, which MHD hands back as `*req_cls`.
+let uriLogCallback: cmhd_uri_log_callback = { cls, uri, _ in
+    guard let cls else { return nil }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let arguments = uri.map { cmhd_cap_query_arguments($0, core.maxQueryArguments) } ?? 0
+    return Unmanaged.passRetained(core.begin(queryArguments: arguments)).toOpaque()
 }
 
 let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, _, reqCls, _ in

@@ -1,36 +1,35 @@
 import MicroHTTP
 import SheetStore
 
-/// The service's own problem+json answers (RFC 9457), one factory per kind.
+/// The service's own problem+json answers (RFC 9457), one factory per kind; slug, status and title
+/// come from MicroHTTP's `ProblemType`.
 enum Problems {
     static func badRequest(_ detail: String) -> Problem {
-        Problem(status: 400, slug: "bad-request", title: "Bad request", detail: detail)
+        ProblemType.badRequest.problem(detail)
     }
 
     static func invalidParams(_ params: [(name: String, reason: String)]) -> Problem {
         let summary = params.prefix(3).map { "\($0.name) \($0.reason)" }.joined(separator: "; ")
-        return Problem(
-            status: 400, slug: "invalid-params", title: "Invalid parameters",
-            detail: params.count > 3 ? summary + "; and \(params.count - 3) more" : summary, invalidParams: params)
+        return ProblemType.invalidParams.problem(
+            params.count > 3 ? summary + "; and \(params.count - 3) more" : summary, invalidParams: params)
     }
 
     static func unauthorized(_ error: TokenError) -> Problem {
-        Problem(
-            status: 401, slug: "unauthorized", title: "Unauthorized", detail: error.detail,
+        ProblemType.unauthorized.problem(
+            error.detail,
             headers: [("WWW-Authenticate", error == .missing ? "Bearer realm=\"sheetd\"" : "Bearer realm=\"sheetd\", error=\"invalid_token\"")])
     }
 
     static func forbidden(_ detail: String) -> Problem {
-        Problem(status: 403, slug: "forbidden", title: "Forbidden", detail: detail)
+        ProblemType.forbidden.problem(detail)
     }
 
     static func notFound(_ detail: String) -> Problem {
-        Problem(status: 404, slug: "not-found", title: "Not found", detail: detail)
+        ProblemType.notFound.problem(detail)
     }
 
-    static let unsupportedMediaType = Problem(
-        status: 415, slug: "unsupported-media-type", title: "Unsupported media type",
-        detail: "the request body must be sent with Content-Type: application/json")
+    static let unsupportedMediaType = ProblemType.unsupportedMediaType.problem(
+        "the request body must be sent with Content-Type: application/json")
 
     static func tooManyRequests(_ detail: String, retryAfterSeconds: Int) -> Problem {
         Problem(status: 429, slug: "too-many-requests", title: "Too Many Requests", detail: detail,
@@ -45,11 +44,11 @@ enum Problems {
     }
 
     static func unavailable(_ detail: String) -> Problem {
-        Problem(status: 503, slug: "unavailable", title: "Service unavailable", detail: detail, headers: [("Retry-After", "1")])
+        ProblemType.unavailable.problem(detail, headers: [("Retry-After", "1")])
     }
 
     static func internalError(_ detail: String) -> Problem {
-        Problem(status: 500, slug: "internal-error", title: "Internal server error", detail: detail)
+        ProblemType.internalError.problem(detail)
     }
 
     /// A storage failure as the client sees it: retryable 503, or a 500 that names no internals.

@@ -84,7 +84,7 @@ public enum ServiceRunner {
         do {
             try server.start()
         } catch {
-            printError("sheetd: cannot listen on \(configuration.http.host):\(configuration.http.port): \(error)")
+            printError("sheetd: \(error)")  // HTTPServerError is the whole line ("cannot listen on host:port: why")
             store.close()
             return 1
         }

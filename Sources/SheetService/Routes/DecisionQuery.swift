@@ -33,13 +33,21 @@ enum DecisionQuery {
     }
 
     static func context(from request: HTTPRequest) throws(Problem) -> ClientContext {
-        // One pass over the query: the first value of each known parameter, and every unknown name
-        // (in order, duplicates included). Strings are built only for the values that are kept.
+        // One pass over the query: the value of each known parameter, every unknown name (in order,
+        // duplicates included) and every known name given twice. Strings are built only for values.
         var screen: String?, tab: String?, platform: String?, idiom: String?, orientation: String?
         var keyboard: String?, dirty: String?, viewportHeight: String?
         var unknown: [String] = []
+        var repeated: [String] = []
         request.forEachQueryItem { name, value in
-            func keep(_ slot: inout String?) { if slot == nil { slot = String(decoding: value, as: UTF8.self) } }
+            func keep(_ slot: inout String?) {
+                if slot == nil {
+                    slot = String(decoding: value, as: UTF8.self)
+                } else {
+                    let n = String(decoding: name, as: UTF8.self)
+                    if !repeated.contains(n) { repeated.append(n) }
+                }
+            }
             switch Parameter(name) {
             case .screen: keep(&screen)
             case .tab: keep(&tab)
@@ -54,6 +62,9 @@ enum DecisionQuery {
         }
 
         var invalid: [(name: String, reason: String)] = []
+        for name in repeated {
+            invalid.append((name, "is given more than once"))
+        }
         for name in unknown {
             invalid.append((name, "is not a known parameter (screen, tab, platform, idiom, orientation, keyboard, dirty, viewportHeight)"))
         }

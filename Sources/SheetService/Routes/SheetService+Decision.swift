@@ -13,9 +13,9 @@ extension SheetService {
         let answer = try currentAnswer(userId: userId, context: context)
         if let condition = request.header("If-None-Match"), EntityTag.matches(condition, answer.etag) {
             if let wait = PreferWait.seconds(request.header("Prefer")) {
-                return longPoll(userId: userId, context: context, etag: answer.etag, waitSeconds: wait)
+                return longPoll(userId: userId, context: context, answer: answer, waitSeconds: wait)
             }
-            return Self.notModified(answer.etag)
+            return Self.notModified(answer)
         }
         return Self.decisionResponse(answer)
     }
@@ -44,16 +44,16 @@ extension SheetService {
         return HTTPResponse(status: 200, headers: headers, body: answer.body)
     }
 
-    /// The 304 answer of the decision route.
-    static func notModified(_ etag: String, extraHeaders: [(String, String)] = []) -> HTTPResponse {
-        .empty(304, headers: [("ETag", etag), ("Cache-Control", "no-cache")] + extraHeaders)
+    /// The 304 answer of the decision route (its Content-Length is the 200's, never 0).
+    static func notModified(_ answer: DecisionCache.Answer, extraHeaders: [(String, String)] = []) -> HTTPResponse {
+        .notModified(headers: [("ETag", answer.etag), ("Cache-Control", "no-cache")] + extraHeaders, representation: answer.body)
     }
 
-    /// Holds the request until the decision differs from `etag` or `waitSeconds` pass.
-    private func longPoll(userId: String, context: ClientContext, etag: String, waitSeconds: Int) -> HTTPResponse {
+    /// Holds the request until the decision differs from the one the client holds or `waitSeconds` pass.
+    private func longPoll(userId: String, context: ClientContext, answer held: DecisionCache.Answer, waitSeconds: Int) -> HTTPResponse {
         .deferred { [self] promise in
             let poll = LongPoll(
-                userId: userId, context: context, etag: etag, waitSeconds: waitSeconds, promise: promise,
+                userId: userId, context: context, held: held, waitSeconds: waitSeconds, promise: promise,
                 answer: { [self] in try? currentAnswer(userId: $0, context: $1) },
                 done: { [self] in
                     feed.remove($0)

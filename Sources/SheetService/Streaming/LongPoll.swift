@@ -10,17 +10,18 @@ final class LongPoll: DecisionWatcher {
     let userId: String
     let context: ClientContext
     let waitSeconds: Int
-    private let etag: String
+    /// The answer the client holds (its ETag; its length for the 304).
+    private let held: DecisionCache.Answer
     private let promise: ResponsePromise
     private let settled = Atomic<Bool>(false)
     private let answer: @Sendable (String, ClientContext) -> DecisionCache.Answer?
     private let done: @Sendable (LongPoll) -> Void
 
-    init(userId: String, context: ClientContext, etag: String, waitSeconds: Int, promise: ResponsePromise,
+    init(userId: String, context: ClientContext, held: DecisionCache.Answer, waitSeconds: Int, promise: ResponsePromise,
          answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Answer?, done: @escaping @Sendable (LongPoll) -> Void) {
         self.userId = userId
         self.context = context
-        self.etag = etag
+        self.held = held
         self.waitSeconds = waitSeconds
         self.promise = promise
         self.answer = answer
@@ -30,13 +31,13 @@ final class LongPoll: DecisionWatcher {
     var preferenceApplied: (String, String) { ("Preference-Applied", "wait=\(waitSeconds)") }
 
     func recheck() {
-        guard !settled.load(ordering: .acquiring), let current = answer(userId, context), current.etag != etag else { return }
+        guard !settled.load(ordering: .acquiring), let current = answer(userId, context), current.etag != held.etag else { return }
         settle(SheetService.decisionResponse(current, extraHeaders: [preferenceApplied]))
     }
 
     /// The wait is over without a change (or the server is stopping): 304, as for a plain conditional GET.
     func expire() {
-        settle(SheetService.notModified(etag, extraHeaders: [preferenceApplied]))
+        settle(SheetService.notModified(held, extraHeaders: [preferenceApplied]))
     }
 
     private func settle(_ response: HTTPResponse) {
