@@ -83,27 +83,28 @@ public final class HTTPRequest {
         }
     }
 
-    /// Calls `body` with the raw bytes of the first value of a request header (nil when absent or after
-    /// the handler returned), without copying them; the name is case-insensitive. For hot paths that
+    /// Calls `body` with the bytes of the first value of a request header (nil when absent or after
+    /// the handler returned), borrowed without copying; the name is case-insensitive. For hot paths that
     /// would otherwise build a String only to look at its bytes. (Not generic: a generic function
     /// called across modules pays a metadata lookup per call.)
-    public func withHeaderBytes(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> Void) {
+    public func withHeaderBytes(_ name: String, _ body: (Span<UInt8>?) -> Void) {
         guard isValid else { return body(nil) }
         switch source {
         case .connection(let connection):
             let v = name.withCString { MHD_lookup_connection_value(connection, .HEADER_KIND, $0) }
             guard let v else { return body(nil) }
-            body(UnsafeBufferPointer(start: UnsafeRawPointer(v).assumingMemoryBound(to: UInt8.self), count: strlen(v)))
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(v).assumingMemoryBound(to: UInt8.self), count: strlen(v))
+            body(bytes.span)
         case .detached(let headers, _):
             guard var value = headers.first(where: { asciiCaseInsensitiveEquals($0.0, name) })?.1 else { return body(nil) }
-            value.withUTF8 { body($0) }
+            value.withUTF8 { body($0.span) }
         }
     }
 
     /// Calls `body` with every query argument in the order given (duplicates included): its decoded
     /// name and value bytes (`+` is a space, `%XX` a byte; a name without `=` has an empty value),
-    /// valid only during that call. Builds no Strings, for hot paths.
-    public func forEachQueryItem(_ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Void) {
+    /// borrowed for that call only. Builds no Strings, for hot paths.
+    public func forEachQueryItem(_ body: (_ name: Span<UInt8>, _ value: Span<UInt8>) -> Void) {
         guard isValid else { return }
         switch source {
         case .connection(let connection):
@@ -115,7 +116,7 @@ public final class HTTPRequest {
             }
         case .detached(_, let query):
             for var (name, value) in query {
-                name.withUTF8 { n in value.withUTF8 { v in body(n, v) } }
+                name.withUTF8 { n in value.withUTF8 { v in body(n.span, v.span) } }
             }
         }
     }
@@ -126,7 +127,7 @@ public final class HTTPRequest {
         var found: String?
         let wanted = Array(name.utf8)
         forEachQueryItem { n, v in
-            if found == nil && n.elementsEqual(wanted) { found = String(decoding: v, as: UTF8.self) }
+            if found == nil && n.equals(wanted) { found = v.utf8String }
         }
         return found
     }
@@ -134,7 +135,7 @@ public final class HTTPRequest {
     /// Every query parameter name in the order given, duplicates included (for unknown-parameter checks).
     public func queryNames() -> [String] {
         var names: [String] = []
-        forEachQueryItem { n, _ in names.append(String(decoding: n, as: UTF8.self)) }
+        forEachQueryItem { n, _ in names.append(n.utf8String) }
         return names
     }
 }
@@ -144,7 +145,7 @@ extension HTTPRequest: Sendable {}
 
 /// What `queryVisitorIterator` gets as `cls`.
 private struct QueryVisitor {
-    let visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
+    let visit: (Span<UInt8>, Span<UInt8>) -> Void
 }
 
 /// Decodes each query argument (raw: the daemon's unescape callback is the identity) on the fly and
@@ -153,8 +154,8 @@ private let queryVisitorIterator: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return .YES }
     let visitor = cls.assumingMemoryBound(to: QueryVisitor.self)
     withDecodedQueryComponent(cString: key) { name in
-        guard let value else { return visitor.pointee.visit(name, UnsafeBufferPointer(start: nil, count: 0)) }
-        withDecodedQueryComponent(cString: value) { v in visitor.pointee.visit(name, v) }
+        guard let value else { return visitor.pointee.visit(name.span, UnsafeBufferPointer(start: nil, count: 0).span) }
+        withDecodedQueryComponent(cString: value) { v in visitor.pointee.visit(name.span, v.span) }
     }
     return .YES
 }

@@ -37,13 +37,13 @@ func makeTestRouter() -> Router {
         // Every item as decoded bytes, shown as "name=value" (value bytes in hex) plus the raw path.
         var items: [String] = []
         req.forEachQueryItem { n, v in
-            items.append(String(decoding: n, as: UTF8.self) + "=" + v.map { String($0, radix: 16) }.joined(separator: " "))
+            items.append(n.utf8String + "=" + v.copiedBytes.map { String($0, radix: 16) }.joined(separator: " "))
         }
         return .text(200, req.path + "|" + items.joined(separator: "|"), contentType: "text/plain")
     }
     router.add(.GET, "/v1/headers") { req in
         var bytes: [UInt8]?
-        req.withHeaderBytes("X-CUSTOM-THING") { bytes = $0.map(Array.init) }
+        req.withHeaderBytes("X-CUSTOM-THING") { bytes = $0?.copiedBytes }
         let viaBytes = bytes.map { String(decoding: $0, as: UTF8.self) } ?? "<nil>"
         return .text(200, (req.header("x-custom-thing") ?? "<nil>") + "|" + viaBytes, contentType: "text/plain")
     }

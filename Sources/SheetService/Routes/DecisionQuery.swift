@@ -23,8 +23,8 @@ enum DecisionQuery {
         private static let byName: [(bytes: [UInt8], parameter: Parameter)] = allCases.map { (Array($0.name.utf8), $0) }
 
         /// The parameter a decoded query name names (exactly, case-sensitive), nil for an unknown name.
-        init?(_ name: UnsafeBufferPointer<UInt8>) {
-            for (bytes, parameter) in Self.byName where bytes.count == name.count && bytes.elementsEqual(name) {
+        init?(_ name: Span<UInt8>) {
+            for (bytes, parameter) in Self.byName where name.equals(bytes) {
                 self = parameter
                 return
             }
@@ -42,9 +42,9 @@ enum DecisionQuery {
         request.forEachQueryItem { name, value in
             func keep(_ slot: inout String?) {
                 if slot == nil {
-                    slot = String(decoding: value, as: UTF8.self)
+                    slot = value.utf8String
                 } else {
-                    let n = String(decoding: name, as: UTF8.self)
+                    let n = name.utf8String
                     if !repeated.contains(n) { repeated.append(n) }
                 }
             }
@@ -57,7 +57,7 @@ enum DecisionQuery {
             case .keyboard: keep(&keyboard)
             case .dirty: keep(&dirty)
             case .viewportHeight: keep(&viewportHeight)
-            case nil: unknown.append(String(decoding: name, as: UTF8.self))
+            case nil: unknown.append(name.utf8String)
             }
         }
 

@@ -14,7 +14,11 @@ extension SheetService {
         do {
             var principal: Result<Principal, TokenError> = .failure(.missing)
             request.withHeaderBytes("Authorization") { value in
-                principal = Result { () throws(TokenError) in try tokens.principal(authorizationBytes: value, now: Int64(time(nil))) }
+                guard let value else { return }
+                // The verifier reads a buffer; it is borrowed only for this call.
+                value.withUnsafeBufferPointer { bytes in
+                    principal = Result { () throws(TokenError) in try tokens.principal(authorizationBytes: bytes, now: Int64(time(nil))) }
+                }
             }
             return try principal.get()
         } catch {
