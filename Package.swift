@@ -3,7 +3,7 @@ import PackageDescription
 
 // Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
 // SheetWire (the API's wire format of policy values) → {SheetPolicy, JSONKit};
-// SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite; MicroHTTP → {CMicroHTTPD, Concurrency};
+// SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite; MicroHTTP → {CMicroHTTPD, Concurrency, JSONKit};
 // Crypto → CCrypto. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
 // and Synchronization.
@@ -20,7 +20,7 @@ let package = Package(
 
         .target(name: "Concurrency"),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
-        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Concurrency"]),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Concurrency", "JSONKit"]),
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
         .target(name: "SheetPolicy"),
         .target(name: "JSONKit"),
@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
-        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "TestSupport"]),
+        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "JSONKit", "TestSupport"]),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "TestSupport"]),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "TestSupport"]),
         .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy", "SheetWire", "JSONKit", "TestSupport"], resources: [.copy("Golden")]),

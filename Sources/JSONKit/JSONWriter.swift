@@ -149,6 +149,34 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    // MARK: - Byte-level helpers (log lines, bytes borrowed from a request)
+
+    /// Appends `text` as it is, outside any value (e.g. the "\n" after a log line's object); the
+    /// comma bookkeeping is not touched.
+    public mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Writes a string from UTF-8 bytes, escaped as JSON requires.
+    public mutating func string(utf8 value: Span<UInt8>) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        // The pointer lives only inside this call.
+        value.withUnsafeBufferPointer { writeEscaped($0) }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Writes a string whose characters `body` appends directly: only for text that needs no escaping
+    /// (timestamps, fixed names), to spare building a String for it.
+    public mutating func verbatimString(_ body: (inout [UInt8]) -> Void) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        body(&bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     // MARK: - Bytes
 
     /// Puts the comma (or nothing, right after a member name) that precedes the next value.
@@ -185,33 +213,36 @@ public struct JSONWriter: Sendable {
         // `withUTF8` gives every string one contiguous buffer (small strings from a stack copy), so
         // the common case, nothing to escape, is one scan and one copy.
         var value = value
-        value.withUTF8 { buffer in
-            var clean = true
-            for byte in buffer where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                clean = false
-                break
-            }
-            if clean {
-                bytes.append(contentsOf: buffer)
-                return
-            }
-            for byte in buffer {
-                switch byte {
-                case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-                case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-                case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-                case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-                case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-                case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-                case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-                case 0..<0x20:
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                              Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0x0F)])
-                default: bytes.append(byte)
-                }
+        value.withUTF8 { writeEscaped($0) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The escaped characters of a string (without its quotes).
+    private mutating func writeEscaped(_ buffer: UnsafeBufferPointer<UInt8>) {
+        var clean = true
+        for byte in buffer where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            clean = false
+            break
+        }
+        if clean {
+            bytes.append(contentsOf: buffer)
+            return
+        }
+        for byte in buffer {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0..<0x20:
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0x0F)])
+            default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 }
 

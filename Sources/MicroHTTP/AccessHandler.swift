@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import JSONKit
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -204,20 +205,19 @@ extension ServerCore {
 
     private func writeAccessLog(methodPtr: UnsafePointer<CChar>, template: String?, status: Int, durationMicros: Int,
                                 requestId: String) {
-        var out = JSONOut(capacity: 200)
-        Log.begin(&out, level: .info, msg: "request")
-        out.raw(",\"method\":")
-        let n = min(strlen(methodPtr), 32)
-        out.string(utf8: UnsafeBufferPointer(start: UnsafeRawPointer(methodPtr).assumingMemoryBound(to: UInt8.self), count: n))
-        out.raw(",\"route\":")
-        if let template { out.string(template) } else { out.raw("null") }
-        out.raw(",\"status\":")
-        out.int(status)
-        out.raw(",\"duration_us\":")
-        out.int(durationMicros)
-        out.raw(",\"request_id\":")
-        out.string(requestId)
-        out.raw("}\n")
+        let method = UnsafeBufferPointer(start: UnsafeRawPointer(methodPtr).assumingMemoryBound(to: UInt8.self),
+                                         count: min(strlen(methodPtr), 32))
+        var out = JSONWriter(reservingCapacity: 200)
+        out.object { line in
+            Log.begin(&line, level: .info, msg: "request")
+            line.key("method")
+            line.string(utf8: method.span)
+            line.member("route", template)
+            line.member("status", status)
+            line.member("duration_us", durationMicros)
+            line.member("request_id", requestId)
+        }
+        out.raw("\n")
         Log.emit(out.bytes)
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import JSONKit
 import Synchronization
 
 /// Log severity; lines below the configured minimum are dropped.
@@ -33,7 +34,7 @@ public enum LogValue: Sendable, ExpressibleByStringLiteral, ExpressibleByStringI
     public init(floatLiteral value: Double) { self = .double(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 
-    func write(to out: inout JSONOut) {
+    func write(to out: inout JSONWriter) {
         switch self {
         case .string(let s): out.string(s)
         case .int(let i): out.int(i)
@@ -65,25 +66,25 @@ public enum Log {
     /// Writes one line (if `level` passes the minimum). `fields` follow `msg` in the given order.
     public static func write(_ level: LogLevel, _ msg: String, _ fields: [(String, LogValue)] = []) {
         guard isEnabled(level) else { return }
-        var out = JSONOut(capacity: 128 + fields.count * 24)
-        begin(&out, level: level, msg: msg)
-        for (k, v) in fields {
-            out.raw(UInt8(ascii: ","))
-            out.key(k)
-            v.write(to: &out)
+        var out = JSONWriter(reservingCapacity: 128 + fields.count * 24)
+        out.object { line in
+            begin(&line, level: level, msg: msg)
+            for (k, v) in fields {
+                line.key(k)
+                v.write(to: &line)
+            }
         }
-        out.raw("}\n")
+        out.raw("\n")
         emit(out.bytes)
     }
 
-    /// `{"time":"…","level":"…","msg":…` (no closing brace).
-    static func begin(_ out: inout JSONOut, level: LogLevel, msg: String) {
-        out.raw("{\"time\":\"")
-        appendTimestamp(&out.bytes)
-        out.raw("\",\"level\":\"")
-        out.bytes.append(contentsOf: level.rawValue.utf8)
-        out.raw("\",\"msg\":")
-        out.string(msg)
+    /// The first members of a line, inside its object: `"time":"…","level":"…","msg":…`.
+    static func begin(_ line: inout JSONWriter, level: LogLevel, msg: String) {
+        line.key("time")
+        line.verbatimString { appendTimestamp(&$0) }
+        line.key("level")
+        line.verbatimString { $0.append(contentsOf: level.rawValue.utf8) }
+        line.member("msg", msg)
     }
 
     /// Writes a finished line (ending in "\n").

@@ -1,3 +1,5 @@
+import JSONKit
+
 /// An RFC 9457 problem: an error that renders itself as an `application/problem+json` response.
 ///
 /// Body members, in this order: `type` (`urn:sheetd:problem:<slug>`), `title`, `status`, `detail`,
@@ -32,33 +34,27 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
 
     /// The serialized JSON body.
     public var body: [UInt8] {
-        var out = JSONOut(capacity: 160)
-        out.raw("{\"type\":")
-        out.string(type)
-        out.raw(",\"title\":")
-        out.string(title)
-        out.raw(",\"status\":")
-        out.int(status)
-        out.raw(",\"detail\":")
-        out.string(detail)
-        if !invalidParams.isEmpty {
-            out.raw(",\"invalid-params\":[")
-            for (i, p) in invalidParams.enumerated() {
-                if i > 0 { out.raw(UInt8(ascii: ",")) }
-                out.raw("{\"name\":")
-                out.string(p.name)
-                out.raw(",\"reason\":")
-                out.string(p.reason)
-                out.raw(UInt8(ascii: "}"))
+        var out = JSONWriter(reservingCapacity: 160)
+        out.object { o in
+            o.member("type", type)
+            o.member("title", title)
+            o.member("status", status)
+            o.member("detail", detail)
+            if !invalidParams.isEmpty {
+                o.arrayMember("invalid-params") { items in
+                    for p in invalidParams {
+                        items.object { item in
+                            item.member("name", p.name)
+                            item.member("reason", p.reason)
+                        }
+                    }
+                }
             }
-            out.raw(UInt8(ascii: "]"))
+            for (k, v) in extensionMembers {
+                o.key(k)
+                v.write(to: &o)
+            }
         }
-        for (k, v) in extensionMembers {
-            out.raw(UInt8(ascii: ","))
-            out.key(k)
-            v.write(to: &out)
-        }
-        out.raw(UInt8(ascii: "}"))
         return out.bytes
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import JSONKit
 @testable import MicroHTTP
 
 /// Socket-free tests of the router, decoding, problem bodies, logging and metrics rendering.
@@ -136,18 +137,21 @@ import Testing
 }
 
 @Suite struct LogAndMetricsTests {
-    /// JSON escaping covers quotes, backslashes and control characters.
+    /// Problem bodies and log lines escape quotes, backslashes and control characters (one writer:
+    /// JSONKit's), and a log line is one JSON object.
     @Test func jsonEscaping() throws {
-        var out = JSONOut()
-        out.string("a\"b\\c\u{1}\t")
-        #expect(String(decoding: out.bytes, as: UTF8.self) == #""a\"b\\c\u0001\t""#)
-        var n = JSONOut()
-        n.int(-1234567890)
-        n.raw(",")
-        n.int(0)
-        n.raw(",")
-        n.int(Int.min)
-        #expect(String(decoding: n.bytes, as: UTF8.self) == "-1234567890,0,\(Int.min)")
+        let p = Problem.badRequest("a\"b\\c\u{1}\t")
+        #expect(String(decoding: p.body, as: UTF8.self).contains(#""detail":"a\"b\\c\u0001\t""#))
+        var w = JSONWriter()
+        w.object { o in
+            Log.begin(&o, level: .warn, msg: "m\"")
+            o.key("bytes")
+            Array("x\ny".utf8).withUnsafeBufferPointer { o.string(utf8: $0.span) }
+        }
+        let line = String(decoding: w.bytes, as: UTF8.self)
+        #expect(line.hasPrefix(#"{"time":""#))
+        #expect(line.hasSuffix(#","level":"warn","msg":"m\"","bytes":"x\ny"}"#))
+        #expect(try JSONSerialization.jsonObject(with: Data(w.bytes)) is [String: Any])
     }
 
     /// LogValue literals and level ordering.
