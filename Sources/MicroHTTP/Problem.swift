@@ -96,13 +96,14 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
     public static let methodNotAllowed = ProblemType(slug: "method-not-allowed", status: 405, title: "Method Not Allowed")
     public static let payloadTooLarge = ProblemType(slug: "payload-too-large", status: 413, title: "Payload Too Large")
     public static let unsupportedMediaType = ProblemType(slug: "unsupported-media-type", status: 415, title: "Unsupported Media Type")
+    public static let tooManyRequests = ProblemType(slug: "too-many-requests", status: 429, title: "Too Many Requests")
     public static let internalError = ProblemType(slug: "internal-error", status: 500, title: "Internal Server Error")
     public static let unavailable = ProblemType(slug: "unavailable", status: 503, title: "Service Unavailable")
 
     /// Every type the server raises.
     public static let all: [ProblemType] = [
         .badRequest, .invalidParams, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .payloadTooLarge,
-        .unsupportedMediaType, .internalError, .unavailable,
+        .unsupportedMediaType, .tooManyRequests, .internalError, .unavailable,
     ]
 }
 

@@ -83,6 +83,18 @@ import Testing
         #expect(m.state == .responded)
     }
 
+    /// A stream answer moves to `streaming`, where MHD's later calls do nothing.
+    @Test func streamAnswerStaysStreaming() {
+        var m = machine()
+        _ = m.headReceived(.acceptable)
+        _ = m.calledWithoutData()
+        guard case .send = m.handlerReturned(deferred: false) else { Issue.record("send"); return }
+        m.streamQueued()
+        #expect(m.state == .streaming)
+        guard case .continue = m.calledWithoutData() else { Issue.record("call while streaming"); return }
+        #expect(m.state == .streaming)
+    }
+
     /// Calls after the answer do nothing.
     @Test func callsAfterTheAnswerDoNothing() {
         var m = machine()

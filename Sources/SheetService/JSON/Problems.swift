@@ -32,8 +32,7 @@ enum Problems {
         "the request body must be sent with Content-Type: application/json")
 
     static func tooManyRequests(_ detail: String, retryAfterSeconds: Int) -> Problem {
-        Problem(status: 429, slug: "too-many-requests", title: "Too Many Requests", detail: detail,
-                headers: [("Retry-After", String(retryAfterSeconds))])
+        ProblemType.tooManyRequests.problem(detail, headers: [("Retry-After", String(retryAfterSeconds))])
     }
 
     /// A JSON body declared in another charset than UTF-8 (RFC 8259 section 8.1).
