@@ -32,7 +32,10 @@ let package = Package(
         ),
         .target(
             name: "SheetService",
-            dependencies: ["MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency"]),
+            dependencies: ["MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency"],
+            exclude: ["Preview"],
+            plugins: ["EmbedPreview"]
+        ),
         .executableTarget(name: "sheetd", dependencies: ["SheetService"], plugins: ["EmbedOpenAPI"]),
 
         // Build-time embedding of the top-level migrations/*.sql into the SheetStore module.
@@ -41,6 +44,8 @@ let package = Package(
         // Build-time embedding of the top-level openapi.yaml into the executable (served at /openapi.yaml).
         .executableTarget(name: "EmbedFileTool"),
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedFileTool"]),
+        // Build-time embedding of the live preview page (Sources/SheetService/Preview, served at /preview).
+        .plugin(name: "EmbedPreview", capability: .buildTool(), dependencies: ["EmbedFileTool"]),
 
         // Helpers shared by the test targets (temporary directories, a raw-socket HTTP client).
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -68,6 +68,7 @@ public final class SheetService: Sendable {
         router.add(.GET, "/openapi.yaml") { [self] _ in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: openAPIDocument)
         }
+        router.add(.GET, "/preview") { [self] _ in previewPage() }
 
         router.add(.GET, "/v1/sheets") { [self] in try listSheets($0) }
         router.add(.GET, "/v1/sheets/{sheetId}") { [self] in try getSheet($0) }

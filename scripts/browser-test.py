@@ -1,0 +1,281 @@
+"""The preview page in headless Chromium against a live sheetd (started by scripts/browser-test.sh).
+
+Environment: PREVIEW_BASE (http://127.0.0.1:PORT), PREVIEW_USER_TOKEN (a user token for
+preview-user), SHEETD_ADMIN_TOKEN, PREVIEW_SHOTS_DIR (screenshots are written there).
+Every check prints one line; the exit status is the number of failed checks (capped at 1).
+"""
+import json
+import os
+import sys
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+BASE = os.environ["PREVIEW_BASE"]
+USER_TOKEN = os.environ["PREVIEW_USER_TOKEN"]
+ADMIN_TOKEN = os.environ["SHEETD_ADMIN_TOKEN"]
+SHOTS = os.environ["PREVIEW_SHOTS_DIR"]
+USER = "preview-user"
+
+failures = []
+
+
+def check(name, condition, detail=""):
+    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
+    if not condition:
+        failures.append(name)
+
+
+def api(method, path, body=None, token=ADMIN_TOKEN):
+    """A request from outside the page (curl's role): the admin token, JSON in and out."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(BASE + path, data=data, method=method,
+                                     headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as response:
+        return json.loads(response.read() or b"null")
+
+
+def wait_for(description, predicate, timeout=5.0):
+    """Polls predicate until it returns something truthy; returns (value, seconds waited)."""
+    started = time.monotonic()
+    last_error = None
+    while time.monotonic() - started < timeout:
+        try:
+            value = predicate()
+            if value:
+                return value, time.monotonic() - started
+        except Exception as error:  # a node replaced while reading it: try again
+            last_error = error
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {description} ({last_error})")
+
+
+def settled(sheet_id=None, **attributes):
+    """The top sheet once drawn with these data attributes and no transition running."""
+    s = top_sheet()
+    if not s or s["animating"] or (sheet_id and s.get("sheetId") != sheet_id):
+        return None
+    return s if all(s.get(k) == v for k, v in attributes.items()) else None
+
+
+def top_sheet():
+    """The drawn top sheet's data attributes and layout height (points: the screen is scaled by a transform)."""
+    return driver.execute_script("""
+        const s = document.getElementById('sheet-top');
+        if (!s) return null;
+        return Object.assign({}, s.dataset, {offsetHeight: s.offsetHeight,
+            animating: document.getAnimations().some(a => a.playState === 'running'),
+            grabberDrawn: !!document.querySelector('#sheet-top [data-role=grabber], #drag-handle'),
+            header: !!s.querySelector('[data-role=header]'), button: !!s.querySelector('[data-role=primary-button]'),
+            scrim: document.getElementById('scrim').dataset.visible});
+    """)
+
+
+def no_sheet():
+    return driver.execute_script("return !!document.getElementById('no-sheet') && document.getElementById('reason').textContent")
+
+
+def set_value(element_id, value):
+    element = driver.find_element(By.ID, element_id)
+    element.clear()
+    element.send_keys(str(value))
+
+
+def select(element_id, value):
+    Select(driver.find_element(By.ID, element_id)).select_by_value(value)
+
+
+def shot(name):
+    """The stage (breadcrumbs, phone, caption) as a PNG, and the whole window beside it."""
+    time.sleep(0.6)  # let the transition finish
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.find_element(By.ID, "stage").screenshot(os.path.join(SHOTS, name + ".png"))
+    driver.save_screenshot(os.path.join(SHOTS, name + "-page.png"))
+
+
+def decision_for(platform, **extra):
+    query = "&".join([f"screen={extra.pop('screen', 'home')}", f"platform={platform}"]
+                     + [f"{k}={v}" for k, v in extra.items()])
+    return api("GET", f"/v1/users/{USER}/decision?{query}")
+
+
+options = Options()
+options.binary_location = "/usr/bin/chromium"
+for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800",
+                 "--force-device-scale-factor=1", "--disable-gpu", "--no-first-run"]:
+    options.add_argument(argument)
+options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def viewport(width, height, mobile=False):
+    """The page's viewport exactly (a headless window's size includes browser chrome)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+
+
+viewport(1280, 800)
+network = []  # every request the browser sent, from the performance log
+
+
+def collect_network():
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            request = message["params"]["request"]
+            network.append((request["url"], request.get("headers", {})))
+
+
+try:
+    # The page needs no token and asks for one.
+    driver.get(BASE + "/preview")
+    check("the page asks for a token", driver.find_element(By.ID, "token-panel").is_displayed())
+    driver.find_element(By.ID, "token-input").send_keys(USER_TOKEN)
+    driver.find_element(By.ID, "token-submit").click()
+    wait_for("the controls", lambda: driver.find_element(By.ID, "app").is_displayed())
+    check("the user id comes from the token", driver.find_element(By.ID, "user").get_attribute("value") == USER)
+    reason, _ = wait_for("a first decision", no_sheet)
+    check("nothing is presented before any cards", reason == "no-cards", reason)
+
+    # Labels: every control has one, and the phone drawing has a text alternative.
+    unlabeled = driver.execute_script("""
+        return [...document.querySelectorAll('#controls input, #controls select')]
+          .filter(e => !document.querySelector('label[for="' + e.id + '"]')).map(e => e.id);""")
+    check("every control is labelled", unlabeled == [], unlabeled)
+
+    # A count set through the page presents the offers card sheet, resting at medium until its
+    # content height is known (iPhone: no grabber, the sheet is not resizable).
+    select("container", "offers-home/")
+    set_value("count", 2)
+    driver.find_element(By.ID, "set-count").click()
+    sheet, _ = wait_for("the offers sheet", lambda: settled("home-offers"))
+    check("the card sheet rests at the medium detent", sheet["detent"] == "medium", sheet)
+    check("medium is half the iPhone screen (426 pt)", sheet["offsetHeight"] == 426 and sheet["heightPt"] == "426", sheet)
+    check("no grabber on a content-sized iOS sheet", sheet["grabber"] == "false" and not sheet["grabberDrawn"], sheet)
+    check("the scrim dims", sheet["scrim"] == "true", sheet)
+    check("the box of the drawing has a text alternative",
+          "home-offers" in driver.find_element(By.ID, "device-box").get_attribute("aria-label"))
+    shot("iphone-medium-card-sheet")
+
+    # The content height reported through the page: the sheet resizes to it.
+    select("height-sheet", "home-offers")
+    set_value("height", 312)
+    driver.find_element(By.ID, "report-height").click()
+    sheet, _ = wait_for("the content detent", lambda: settled("home-offers", detent="content"))
+    check("the sheet resizes to the reported 312 pt", sheet["offsetHeight"] == 312, sheet)
+    check("the catalog's corner radius is drawn", sheet["cornerRadius"] == "16", sheet)
+
+    # Dismissed by swipe: it closes and stays closed while the count is unchanged.
+    driver.find_element(By.ID, "dismiss-swipe").click()
+    reason, _ = wait_for("the sheet to close", no_sheet)
+    time.sleep(1.5)
+    check("a dismissed card sheet stays closed", no_sheet() == "latched", no_sheet())
+
+    # A change made elsewhere (curl's role): the page redraws within a second.
+    etag_before = driver.execute_script("return document.body.dataset.etag")
+    api("PUT", f"/v1/users/{USER}/containers/offers-home/count", {"count": 3})
+    changed = time.monotonic()
+    sheet, waited = wait_for("the redraw after an outside change",
+                             lambda: (s := top_sheet()) and s.get("sheetId") == "home-offers" and s, timeout=3)
+    check(f"the page redraws within a second of an outside change ({waited:.2f} s)", waited < 1.0, waited)
+    check("the ETag shown changed", driver.execute_script("return document.body.dataset.etag") != etag_before)
+
+    # A nested sheet pushed over the card sheet: the parent stays drawn below it, the stack shows both.
+    select("open-sheet", "offer-detail")
+    select("open-mode", "push")
+    driver.find_element(By.ID, "open").click()
+    sheet, _ = wait_for("the pushed offer detail", lambda: settled("offer-detail"))
+    crumbs = driver.find_elements(By.CSS_SELECTOR, "#breadcrumbs li")
+    check("the stack shows both sheets as breadcrumbs", [c.text.split(" ")[0] for c in crumbs] == ["home-offers", "offer-detail"],
+          [c.text for c in crumbs])
+    check("the parent is drawn below the pushed sheet",
+          driver.execute_script("return document.querySelectorAll('.sheet.below[data-sheet-id=\"home-offers\"]').length") == 1)
+    check("the push is named", "Push" in driver.find_element(By.ID, "transition-note").text,
+          driver.find_element(By.ID, "transition-note").text)
+    driver.find_element(By.ID, "dismiss-swipe").click()
+    wait_for("the card sheet back on top", lambda: settled("home-offers"))
+
+    # Android: the drawing follows the android block.
+    select("platform", "android")
+    sheet, _ = wait_for("the Android drawing", lambda: settled("home-offers", platform="android"))
+    block = decision_for("android", tab="accounts")["sheet"]["android"]
+    check("the drag handle follows android.dragHandle", (sheet["grabberDrawn"]) == block["dragHandle"], (sheet, block))
+    shown_block = json.loads(driver.find_element(By.ID, "platform-block").text)
+    check("the platform block is shown as received", shown_block == block, (shown_block, block))
+    check("Android rests at medium (half of 915 dp) before its height is measured", sheet["offsetHeight"] == 458, sheet)
+    select("height-sheet", "home-offers")
+    set_value("height", 360)
+    driver.find_element(By.ID, "report-height").click()
+    sheet, _ = wait_for("Android at its content height", lambda: settled("home-offers", heightPt="360"))
+    check("Android expands to the measured 360 dp", sheet["offsetHeight"] == 360, sheet)
+    check("Android's initial value is shown", "Expanded" in driver.find_element(By.ID, "sheet-top").text)
+    shot("android-expanded")
+
+    # A strict large flow step on iPhone: transfer amount, then confirm in the same sheet.
+    select("platform", "ios")
+    set_value("screen", "payments")
+    set_value("tab", "")
+    wait_for("the payments screen", lambda: no_sheet() == "no-sheet-for-screen")
+    select("open-sheet", "transfer-amount")
+    select("open-mode", "push")
+    driver.find_element(By.ID, "open").click()
+    wait_for("transfer-amount", lambda: settled("transfer-amount"))
+    select("open-sheet", "transfer-confirm")
+    select("open-mode", "replace")
+    driver.find_element(By.ID, "open").click()
+    sheet, _ = wait_for("transfer-confirm", lambda: settled("transfer-confirm"))
+    check("a strict large sheet has its header and sticky button", sheet["header"] and sheet["button"], sheet)
+    check("large: the screen less the top safe area and 10 pt (783 pt)", sheet["offsetHeight"] == 783, sheet)
+    check("the flow step is a content replacement",
+          "Replace content" in driver.find_element(By.ID, "transition-note").text,
+          driver.find_element(By.ID, "transition-note").text)
+    check("the stack shows as breadcrumbs",
+          "transfer-confirm" in driver.find_element(By.ID, "breadcrumbs").text)
+    shot("iphone-strict-large-flow-step")
+
+    # iPad: a popover.
+    select("idiom", "pad")
+    sheet, _ = wait_for("the iPad popover", lambda: settled("transfer-confirm", style="popover"))
+    check("iPad draws a popover without a scrim", sheet["scrim"] == "false", sheet)
+    shot("ipad-popover")
+
+    # Phone-width window: one column, nothing wider than the window.
+    viewport(390, 844, mobile=True)
+    time.sleep(0.6)
+    overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+    check("a phone-width window does not scroll sideways", overflow <= 0, overflow)
+    driver.save_screenshot(os.path.join(SHOTS, "phone-width-page.png"))
+    viewport(1280, 800)
+
+    # The token: kept in sessionStorage, sent as a header, never in a URL.
+    collect_network()
+    check("the browser sent requests", len(network) > 10, len(network))
+    in_urls = [url for url, _ in network if USER_TOKEN in url or USER_TOKEN[-20:] in url]
+    check("no request carries the token in its URL", in_urls == [], in_urls[:3])
+    api_requests = [(url, headers) for url, headers in network if "/v1/" in url]
+    check("API requests carry the Authorization header",
+          api_requests and all(h.get("Authorization", "").endswith(USER_TOKEN) for _, h in api_requests),
+          [u for u, h in api_requests if not h.get("Authorization")][:3])
+    check("the token is in sessionStorage only",
+          driver.execute_script("return sessionStorage.getItem('sheetd.preview.token')") == USER_TOKEN
+          and USER_TOKEN not in driver.current_url
+          and driver.execute_script("return localStorage.length") == 0)
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    check("no errors in the browser console", errors == [], errors[:3])
+except Exception as error:
+    check("the walk-through completes", False, repr(error))
+    try:
+        driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
+        print("screenshot of the failure: " + os.path.join(SHOTS, "failure.png"))
+    except Exception:
+        pass
+finally:
+    driver.quit()
+
+print(f"browser-test: {len(failures)} failed" + (f" ({', '.join(failures)})" if failures else ""))
+sys.exit(1 if failures else 0)
