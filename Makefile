@@ -8,12 +8,13 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl pyth
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
-.PHONY: help deps build release run test unit-test smoke-test spec-test lint bench bench-quick reliability container-test clean
+.PHONY: help deps build release run test unit-test smoke-test spec-test lint browser-test bench bench-quick reliability container-test clean
 
 help:
 	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
 	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
 	@echo "make lint            swift format lint --strict with .swift-format"
+	@echo "make browser-test    the /preview page in headless Chromium against a live server"
 	@echo "make bench           load benchmarks against C yardsticks, then 10 000 decision streams (writes BENCHMARKS.md)"
 	@echo "make bench-quick     a short benchmark round for development"
 	@echo "make reliability     long fault, concurrency and hostile-input runs (writes RELIABILITY.md)"
@@ -57,6 +58,13 @@ spec-test:
 # swift-format with the repository's .swift-format (not part of `make test` yet).
 lint:
 	swift format lint --strict -r Sources Tests Package.swift
+
+# The live preview page (GET /preview) in headless Chromium against a freshly started server (debug
+# build, temp database). Installs chromium, chromium-driver and a selenium venv when missing (root).
+# PREVIEW_SHOTS=DIR keeps the screenshots there.
+browser-test: deps
+	swift build $(SWIFT_FLAGS)
+	scripts/browser-test.sh .build/debug/sheetd
 
 bench: release
 	bench/run.sh
