@@ -213,7 +213,7 @@ try:
     driver.find_element(By.ID, "report-height").click()
     sheet, _ = wait_for("Android at its content height", lambda: settled("home-offers", heightPt="360"))
     check("Android expands to the measured 360 dp", sheet["offsetHeight"] == 360, sheet)
-    check("Android's initial value is shown", "Expanded" in driver.find_element(By.ID, "sheet-top").text)
+    check("Android's initial value is shown", "initialValue Expanded" in driver.find_element(By.ID, "flags").text)
     shot("android-expanded")
 
     # A strict large flow step on iPhone: transfer amount, then confirm in the same sheet.
