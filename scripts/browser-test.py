@@ -6,6 +6,7 @@ Every check prints one line; the exit status is the number of failed checks (cap
 """
 import json
 import os
+import subprocess
 import sys
 import time
 import urllib.request
@@ -14,6 +15,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 BASE = os.environ["PREVIEW_BASE"]
@@ -32,7 +34,7 @@ def check(name, condition, detail=""):
 
 
 def api(method, path, body=None, token=ADMIN_TOKEN):
-    """A request from outside the page (curl's role): the admin token, JSON in and out."""
+    """A request from outside the page: the admin token, JSON in and out."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(BASE + path, data=data, method=method,
                                      headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
@@ -170,20 +172,30 @@ try:
     check("the sheet resizes to the reported 312 pt", sheet["offsetHeight"] == 312, sheet)
     check("the catalog's corner radius is drawn", sheet["cornerRadius"] == "16", sheet)
 
-    # Dismissed by swipe: it closes and stays closed while the count is unchanged.
-    driver.find_element(By.ID, "dismiss-swipe").click()
+    # Dismissed by swipe (the button worked from the keyboard): it closes and stays closed while the
+    # count is unchanged.
+    driver.find_element(By.ID, "dismiss-swipe").send_keys(Keys.ENTER)
     reason, _ = wait_for("the sheet to close", no_sheet)
     time.sleep(1.5)
     check("a dismissed card sheet stays closed", no_sheet() == "latched", no_sheet())
+    others = driver.find_element(By.ID, "others").text
+    check("the latched sheet is listed as held, with why", "Held" in others and "home-offers" in others
+          and "stays closed" in others, others)
 
-    # A change made elsewhere (curl's role): the page redraws within a second.
+    # A change made elsewhere, with curl: the page redraws within a second.
     etag_before = driver.execute_script("return document.body.dataset.etag")
-    api("PUT", f"/v1/users/{USER}/containers/offers-home/count", {"count": 3})
+    subprocess.run(["curl", "-sf", "-o", "/dev/null", "-X", "PUT", "-H", "Authorization: Bearer " + ADMIN_TOKEN,
+                    "-H", "Content-Type: application/json", "-d", '{"count": 3}',
+                    f"{BASE}/v1/users/{USER}/containers/offers-home/count"], check=True)
     changed = time.monotonic()
     sheet, waited = wait_for("the redraw after an outside change",
                              lambda: (s := top_sheet()) and s.get("sheetId") == "home-offers" and s, timeout=3)
     check(f"the page redraws within a second of an outside change ({waited:.2f} s)", waited < 1.0, waited)
     check("the ETag shown changed", driver.execute_script("return document.body.dataset.etag") != etag_before)
+    api("PUT", f"/v1/users/{USER}/containers/reminders-home/count", {"count": 1})
+    others, _ = wait_for("the yielded reminders",
+                         lambda: (t := driver.find_element(By.ID, "others").text) and "home-reminders" in t and t)
+    check("a sheet that lost is listed as yielded, with why", "Yielded" in others and "priority" in others, others)
 
     # A nested sheet pushed over the card sheet: the parent stays drawn below it, the stack shows both.
     select("open-sheet", "offer-detail")
