@@ -228,6 +228,14 @@ try:
     check("Android's initial value is shown", "initialValue Expanded" in driver.find_element(By.ID, "flags").text)
     shot("android-expanded")
 
+    # A tap on the drawn scrim sends a scrim dismissal: the offers sheet latches (the stored state
+    # says so) and the reminders sheet, which yielded to it, presents.
+    driver.find_element(By.ID, "scrim").click()
+    wait_for("the scrim dismissal", lambda: settled("home-reminders"))
+    state, _ = wait_for("the latch in the stored state",
+                        lambda: (t := json.loads(driver.find_element(By.ID, "state").text)) and t["latches"] and t)
+    check("a scrim tap on the drawing latches the sheet", state["latches"][0]["sheetId"] == "home-offers", state)
+
     # A strict large flow step on iPhone: transfer amount, then confirm in the same sheet.
     select("platform", "ios")
     set_value("screen", "payments")
@@ -255,6 +263,9 @@ try:
     sheet, _ = wait_for("the iPad popover", lambda: settled("transfer-confirm", style="popover"))
     check("iPad draws a popover without a scrim", sheet["scrim"] == "false", sheet)
     shot("ipad-popover")
+
+    overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+    check("1280x800 does not scroll sideways", overflow <= 0, overflow)
 
     # Phone-width window: one column, nothing wider than the window.
     viewport(390, 844, mobile=True)
