@@ -2,7 +2,7 @@
 
 Environment: PREVIEW_BASE (http://127.0.0.1:PORT), PREVIEW_USER_TOKEN (a user token for
 preview-user), SHEETD_ADMIN_TOKEN, PREVIEW_SHOTS_DIR (screenshots are written there).
-Every check prints one line; the exit status is the number of failed checks (capped at 1).
+Every check prints one line, the last line counts them; the exit status is 1 when one failed.
 """
 import json
 import os
@@ -25,12 +25,12 @@ SHOTS = os.environ["PREVIEW_SHOTS_DIR"]
 USER = "preview-user"
 
 failures = []
+passes = []
 
 
 def check(name, condition, detail=""):
     print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
-    if not condition:
-        failures.append(name)
+    (passes if condition else failures).append(name)
 
 
 def api(method, path, body=None, token=ADMIN_TOKEN):
@@ -326,5 +326,5 @@ except Exception as error:
 finally:
     driver.quit()
 
-print(f"browser-test: {len(failures)} failed" + (f" ({', '.join(failures)})" if failures else ""))
+print(f"browser-test: {len(passes)} passed, {len(failures)} failed" + (f" ({', '.join(failures)})" if failures else ""))
 sys.exit(1 if failures else 0)
