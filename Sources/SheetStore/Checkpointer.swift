@@ -15,7 +15,7 @@ import Musl
 /// p99 24 ms with it, 9 ms without). Here the writer only asks, and a PASSIVE checkpoint runs beside
 /// it and never blocks writers. Under steady writes it never catches the frames committed while it
 /// runs, so the writer itself finishes the last ones now and then (see
-/// `SQLiteSheetStore.blockingCheckpointFrames`) and the WAL starts over.
+/// `GroupCommitWriter.blockingCheckpointFrames`) and the WAL starts over.
 final class Checkpointer: Sendable {
     private struct State {
         var scheduled = false

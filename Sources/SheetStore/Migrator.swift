@@ -140,3 +140,13 @@ extension StoreError {
         self = error.isTransient ? .unavailable(error.description) : .failure(error.description)
     }
 }
+
+extension Migrator {
+    func statusOfEmptyDatabase() throws(StoreError) -> [MigrationStatus] {
+        migrations.map {
+            MigrationStatus(
+                version: $0.version, name: $0.name, applied: false, appliedAt: nil, checksum: Crypto.SHA256.hex($0.bytes),
+                shipped: true, checksumMatches: nil)
+        }
+    }
+}

@@ -16,6 +16,21 @@ public struct EventResult: Sendable, Equatable {
     public init(outcome: [UInt8], replayed: Bool) { self.outcome = outcome; self.replayed = replayed }
 }
 
+/// Counters of the write path (`update`): how many updates committed in how many transactions.
+/// Under concurrent writers `commits < updates` shows group commit at work.
+public struct WriteStatistics: Sendable, Equatable {
+    /// Updates run in committed transactions (replays and failed bodies included).
+    public var updates: Int
+    /// Write transactions committed by the update path.
+    public var commits: Int
+    /// The largest number of updates one transaction carried.
+    public var largestBatch: Int
+    /// Background WAL checkpoints run (see `Checkpointer`).
+    public var checkpoints: Int = 0
+    /// The writer's own RESTART checkpoints that completed (each lets the WAL start over).
+    public var walRestarts: Int = 0
+}
+
 /// Why the store failed; the service turns these into HTTP answers.
 public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The storage cannot take writes (or reads) right now: busy, locked, read-only, disk full, I/O.

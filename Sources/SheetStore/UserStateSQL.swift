@@ -107,4 +107,11 @@ enum UserStateSQL {
                 [.text(userId), .text(key.sheetId), .text(key.platform.rawValue)])
         }
     }
+
+    /// Erases everything stored for the user, processed event ids included.
+    static func erase(userId: String, _ db: Connection) throws {
+        for table in ["container_counts", "latches", "stack", "content_heights", "processed_events"] {
+            try db.run("DELETE FROM \(table) WHERE user_id = ?1", [.text(userId)])
+        }
+    }
 }

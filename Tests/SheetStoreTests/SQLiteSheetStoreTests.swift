@@ -280,12 +280,12 @@ let sampleState = UserState(
             #expect(store.writeStatistics.checkpoints > 0)
             // Each of the 3000 commits appended frames; after a complete checkpoint a commit restarts the WAL.
             var frames = Int.max
-            for i in 0..<100 where frames >= SQLiteSheetStore.checkpointFrames {
+            for i in 0..<100 where frames >= GroupCommitWriter.checkpointFrames {
                 _ = try store.update(userId: "u0", eventId: "after-\(i)") { _ in [] }
                 frames = store.writer.withLock { $0.current!.walFrames }
                 usleep(5_000)
             }
-            #expect(frames < SQLiteSheetStore.checkpointFrames)
+            #expect(frames < GroupCommitWriter.checkpointFrames)
             #expect(try store.userState(userId: "u7").count(for: Self.key) == 60)
             let wal = (try? FileManager.default.attributesOfItem(atPath: dir.file() + "-wal")[.size] as? Int) ?? 0
             #expect(wal < 64 << 20)

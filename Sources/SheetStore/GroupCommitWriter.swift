@@ -1,0 +1,379 @@
+import SheetPolicy
+import SQLiteKit
+import Concurrency
+import Synchronization
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One queued update. Immutable: the writer runs `body` once, inside the batch's transaction, and
+/// hands the result to `completion` after the batch committed (or failed).
+struct WriteJob: @unchecked Sendable {
+    // Invariant that makes `@unchecked Sendable` sound: `body` (not Sendable for `update`, which
+    // blocks until the completion ran) is called only by the writer thread, at most once, and the
+    // writer drops the job before calling `completion`.
+    let userId: String
+    let eventId: String?
+    let body: (inout UserState) throws -> [UInt8]
+    let completion: @Sendable (Result<EventResult, any Error>) -> Void
+}
+
+/// The single writer connection, reopened after a fault.
+struct WriterConnection {
+    var current: Connection?
+    var commitsSincePurge = 0
+    /// WAL frames at which the writer next checkpoints itself (moved on when readers held it up).
+    var nextBlockingCheckpointFrames = GroupCommitWriter.blockingCheckpointFrames
+    /// Set by `close()`: the connection is never reopened.
+    var closed = false
+
+    init(connection: Connection) { current = connection }
+
+    mutating func connection(path: String, options: Connection.Options) throws(SQLiteError) -> Connection {
+        try current.opened(path: path, flags: [.readWrite, .create, .noMutex], options: options) { db throws(SQLiteError) in
+            try db.trackWALSize()
+        }
+    }
+
+    /// Deletes event ids older than the retention, at most 1000 per call (bounded time under the lock).
+    mutating func purgeExpiredEvents(now: Int64) throws {
+        guard let db = current else { return }
+        try db.transaction(.immediate) {
+            try db.run(
+                """
+                DELETE FROM processed_events WHERE (user_id, event_id) IN (
+                    SELECT user_id, event_id FROM processed_events WHERE processed_at < ?1 LIMIT 1000)
+                """, [.integer(now - GroupCommitWriter.eventRetentionSeconds)])
+        }
+    }
+}
+
+/// The write side of the SQLite store: a queue of update jobs, group-committed by one writer thread,
+/// plus the lock-held writer connection that catalog writes and erasures use directly.
+///
+/// Callers queue their updates; the writer runs everything queued in one `BEGIN IMMEDIATE`
+/// transaction, each update inside its own SAVEPOINT (a failing body rolls back only its own
+/// changes), commits once, and only then completes every update. Updates that arrive meanwhile form
+/// the next batch, so the busier the writer, the more one commit carries. After commits it applies
+/// the checkpoint policy (see `checkpointIfNeeded`) and purges expired event ids now and then.
+final class GroupCommitWriter: Sendable {
+    /// Processed event ids are kept this long (the API promises at least 24 h).
+    static let eventRetentionSeconds: Int64 = 48 * 3600
+    /// Purge expired event ids every this many committed write transactions.
+    static let purgeEvery = 512
+    /// At most this many updates share one transaction.
+    static let maxBatch = 256
+    /// WAL frames after which a background checkpoint is requested (SQLite's own default threshold).
+    static let checkpointFrames = 1000
+    /// WAL frames after which the writer checkpoints itself (RESTART), so that the WAL file restarts
+    /// and stays small: under steady writes a PASSIVE checkpoint beside the writer never catches the
+    /// last frames, and the WAL would only grow. The background checkpoints have copied almost
+    /// everything by then, so this is short.
+    static let blockingCheckpointFrames = 4_000
+    /// How long that checkpoint waits for readers; when they do not finish in time, the writer goes on
+    /// and tries again `blockingCheckpointFrames` later (a long-lived reader never stalls writes for
+    /// the busy timeout).
+    static let blockingCheckpointWaitMilliseconds = 20
+    /// Free space on the database's file system below which a store that hit SQLITE_FULL stays unready.
+    static let minimumFreeBytes: UInt64 = 4 << 20
+
+    private struct Queue {
+        var jobs: [WriteJob] = []
+        /// A drain of the queue is scheduled or running on `thread`.
+        var active = false
+        /// Set by `close()`: new jobs are refused.
+        var closed = false
+    }
+
+    let path: String
+    let options: Connection.Options
+    private let connection: Locked<WriterConnection>
+    private let queue = Mutex(Queue())
+    /// Runs the batches; serial, so there is one writer.
+    private let thread = DispatchQueue(label: "sheetd.store.writer")
+    private let checkpointer: Checkpointer
+    private let statistics = Mutex(WriteStatistics(updates: 0, commits: 0, largestBatch: 0))
+    /// A write failed for a storage reason; `probe` writes for real until one succeeds again.
+    private let writeFault = Atomic<Bool>(false)
+    /// A write failed with SQLITE_FULL. Sticky until `probe` sees free space again: on a full disk some
+    /// writes still fit in pages SQLite already has (the probe among them), so success proves nothing.
+    private let diskFull = Atomic<Bool>(false)
+
+    init(path: String, options: Connection.Options, connection: Connection) {
+        self.path = path
+        self.options = options
+        self.connection = Locked(WriterConnection(connection: connection))
+        self.checkpointer = Checkpointer(path: path, options: options)
+    }
+
+    /// The writer connection's state under its lock (tests and start-up maintenance).
+    func withLock<R, E: Error>(_ body: (inout WriterConnection) throws(E) -> R) throws(E) -> R {
+        try connection.withLock(body)
+    }
+
+    /// Counters of the write path so far.
+    var writeStatistics: WriteStatistics {
+        var s = statistics.withLock { $0 }
+        s.checkpoints = checkpointer.completed
+        return s
+    }
+
+    // MARK: - Group commit
+
+    /// Queues a job; the first job of an idle queue starts the writer, which then runs batches until
+    /// the queue is empty (jobs queued meanwhile form the next batch).
+    func enqueue(_ job: WriteJob) {
+        let start = queue.withLock { queue -> Bool? in
+            if queue.closed { return nil }
+            queue.jobs.append(job)
+            if queue.active { return false }
+            queue.active = true
+            return true
+        }
+        switch start {
+        case nil: job.completion(.failure(StoreError.unavailable("the store is closed")))
+        case true?: thread.async { [self] in drain() }
+        case false?: break
+        }
+    }
+
+    /// The writer: one transaction per batch of queued jobs; each job completes after its batch's
+    /// commit (or failure), outside the writer lock, while newer jobs queue up for the next batch.
+    private func drain() {
+        while let finished = runNextBatch() {
+            for (completion, result) in finished { completion(result) }
+        }
+    }
+
+    /// Takes and runs the next batch; nil when the queue is empty. The jobs (and their bodies) are
+    /// released when this returns, before any completion runs: `update` relies on that.
+    private func runNextBatch() -> [(@Sendable (Result<EventResult, any Error>) -> Void, Result<EventResult, any Error>)]? {
+        let batch = queue.withLock { queue in
+            let batch = Array(queue.jobs.prefix(Self.maxBatch))
+            queue.jobs.removeFirst(batch.count)
+            if batch.isEmpty { queue.active = false }
+            return batch
+        }
+        if batch.isEmpty { return nil }
+        let now = currentUnixTime()
+        let (committed, results) = connection.withLock { writer in
+            let (committed, results) = runBatch(batch, writer: &writer, now: now)
+            if committed {
+                checkpointIfNeeded(&writer)
+                writer.commitsSincePurge += 1
+                if writer.commitsSincePurge >= Self.purgeEvery {
+                    writer.commitsSincePurge = 0
+                    try? writer.purgeExpiredEvents(now: now)
+                }
+            }
+            return (committed, results)
+        }
+        if committed {
+            statistics.withLock { s in
+                s.updates += batch.count
+                s.commits += 1
+                s.largestBatch = max(s.largestBatch, batch.count)
+            }
+        }
+        return zip(batch.map(\.completion), results).map { ($0, $1) }
+    }
+
+    /// Runs `batch` in one transaction; returns whether it committed and each job's result, in order.
+    private func runBatch(
+        _ batch: [WriteJob], writer: inout WriterConnection, now: Int64
+    ) -> (Bool, [Result<EventResult, any Error>]) {
+        func failAll(_ error: any Error) -> (Bool, [Result<EventResult, any Error>]) {
+            noteFault(error, writer: &writer)
+            return (false, Array(repeating: .failure(Self.mapped(error)), count: batch.count))
+        }
+        if writer.closed {
+            return (false, Array(repeating: .failure(StoreError.unavailable("the store is closed")), count: batch.count))
+        }
+        let db: Connection
+        do {
+            db = try writer.connection(path: path, options: options)
+            try db.run("BEGIN IMMEDIATE")
+        } catch {
+            return failAll(error)
+        }
+        var results: [Result<EventResult, any Error>] = []
+        results.reserveCapacity(batch.count)
+        for job in batch {
+            do {
+                // One update alone needs no savepoint: a failure rolls the whole transaction back.
+                let result =
+                    batch.count == 1
+                    ? try Self.apply(job, db, now: now)
+                    : try db.savepoint("job") { try Self.apply(job, db, now: now) }
+                results.append(.success(result))
+            } catch {
+                if db.isAutocommit {
+                    // SQLite ended the transaction itself (disk full, I/O error): nothing in this batch committed.
+                    return failAll(error)
+                }
+                results.append(.failure(error is SQLiteError ? Self.mapped(error) : error))
+                if batch.count == 1 {
+                    // Without a savepoint the single update's partial writes are undone by rollback.
+                    db.rollbackIfNeeded()
+                    if error is SQLiteError { noteFault(error, writer: &writer) }
+                    return (false, results)
+                }
+            }
+        }
+        do {
+            try db.run("COMMIT")
+        } catch {
+            db.rollbackIfNeeded()
+            return failAll(error)
+        }
+        writeFault.store(false, ordering: .releasing)
+        return (true, results)
+    }
+
+    /// One update inside the open transaction: replay, or load, run the body, write the difference,
+    /// record the event.
+    private static func apply(_ job: WriteJob, _ db: Connection, now: Int64) throws -> EventResult {
+        if let eventId = job.eventId,
+            case .blob(let outcome)? = try db.scalar(
+                "SELECT outcome FROM processed_events WHERE user_id = ?1 AND event_id = ?2",
+                [.text(job.userId), .text(eventId)])
+        {
+            return EventResult(outcome: outcome, replayed: true)
+        }
+        let old = try UserStateSQL.load(userId: job.userId, db)
+        var new = old
+        let outcome = try job.body(&new)
+        try UserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
+        if let eventId = job.eventId {
+            try db.run(
+                "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES (?1, ?2, ?3, ?4)",
+                [.text(job.userId), .text(eventId), .blob(outcome), .integer(now)])
+        }
+        return EventResult(outcome: outcome, replayed: false)
+    }
+
+    // MARK: - Checkpoint policy
+
+    /// After a commit: a background checkpoint past `checkpointFrames`; the writer's own RESTART
+    /// checkpoint past `blockingCheckpointFrames` (see there).
+    private func checkpointIfNeeded(_ writer: inout WriterConnection) {
+        guard let db = writer.current else { return }
+        let frames = db.walFrames
+        if frames >= writer.nextBlockingCheckpointFrames {
+            // A background checkpoint still running holds the checkpoint lock: let it finish (the
+            // next commit comes back here), and ask for no new one meanwhile.
+            guard checkpointer.isIdle else { return }
+            let restarted = (try? db.checkpoint(.restart, busyTimeoutMilliseconds: Self.blockingCheckpointWaitMilliseconds)) != nil
+            writer.nextBlockingCheckpointFrames = restarted ? Self.blockingCheckpointFrames : frames + Self.blockingCheckpointFrames
+            if restarted { statistics.withLock { $0.walRestarts += 1 } }
+        } else if frames >= Self.checkpointFrames {
+            checkpointer.request()
+        }
+    }
+
+    // MARK: - Direct writes, faults
+
+    /// Runs `body` on the writer connection under its lock (catalog writes, erasure, probes), outside
+    /// the group-commit queue; a storage error is noted as a fault.
+    @discardableResult
+    func write<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
+        try connection.withLock { writer throws(StoreError) -> T in
+            if writer.closed { throw .unavailable("the store is closed") }
+            do {
+                let db = try writer.connection(path: path, options: options)
+                let result = try body(db)
+                writeFault.store(false, ordering: .releasing)
+                return result
+            } catch {
+                noteFault(error, writer: &writer)
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    /// Readiness of the write side: after a storage fault (when a write failed) it probes the writer
+    /// with a real commit, so readiness clears by itself once the fault does.
+    func probe() throws(StoreError) {
+        // A writer that fell back to read-only (the file was not writable when it opened) cannot write.
+        if connection.withLock({ $0.current?.isReadOnly == true }) { writeFault.store(true, ordering: .releasing) }
+        if diskFull.load(ordering: .acquiring) {
+            let free = freeBytes(onFileSystemOf: path)
+            guard free >= Self.minimumFreeBytes else {
+                throw .unavailable("the disk is full (\(free) bytes free, \(Self.minimumFreeBytes) needed to resume)")
+            }
+            diskFull.store(false, ordering: .releasing)
+        }
+        if writeFault.load(ordering: .acquiring) {
+            try write { db in
+                // A committed no-op update writes a WAL frame: it fails while the file is read-only or
+                // the disk is full.
+                try db.transaction(.immediate) {
+                    try db.run(
+                        "UPDATE schema_migrations SET applied_at = applied_at WHERE version = (SELECT max(version) FROM schema_migrations)"
+                    )
+                }
+            }
+            writeFault.store(false, ordering: .releasing)
+        }
+    }
+
+    /// After a storage error: no transaction may stay open, and a connection that may be stuck in the
+    /// fault (opened read-only, I/O error) is dropped so the next write reopens the file.
+    private func noteFault(_ error: any Error, writer: inout WriterConnection) {
+        guard let error = error as? SQLiteError, error.isTransient else { return }
+        writeFault.store(true, ordering: .releasing)
+        if error.code == .full { diskFull.store(true, ordering: .releasing) }
+        if let db = writer.current {
+            db.rollbackIfNeeded()
+            switch error.code {
+            case .busy, .locked: if db.isAutocommit { return }
+            default: break
+            }
+            db.close()
+            writer.current = nil
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Refuses new jobs, lets the writer finish what is queued, then stops the checkpointer. The
+    /// connection stays open for `closeConnection` (the last connection to close removes the WAL files).
+    func stopAccepting() {
+        queue.withLock { $0.closed = true }
+        // Polled rather than `thread.sync`, which would deadlock when the last reference drops on the
+        // writer thread.
+        while queue.withLock({ $0.active }) { usleep(1_000) }
+        checkpointer.close()
+    }
+
+    /// Checkpoints the WAL (TRUNCATE) and closes the writer connection for good.
+    func closeConnection() {
+        connection.withLock { writer in
+            if let db = writer.current {
+                db.rollbackIfNeeded()
+                _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                db.close()
+            }
+            writer.current = nil
+            writer.closed = true
+        }
+    }
+
+    static func storeError(_ error: any Error) -> StoreError {
+        switch error {
+        case let error as SQLiteError: StoreError(error)
+        case let error as StoreError: error
+        default: .failure("\(error)")
+        }
+    }
+
+    static func mapped(_ error: any Error) -> any Error {
+        switch error {
+        case let error as SQLiteError: StoreError(error)
+        default: error
+        }
+    }
+}
