@@ -26,22 +26,16 @@ PRAGMA journal_mode=WAL;
 PRAGMA synchronous=OFF;
 PRAGMA cache_size=-65536;
 BEGIN;
+-- One user_states row per user with a state (format 1, see migrations/0002_user_state_rows.sql).
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $users)
-INSERT INTO container_counts (user_id, container_id, filter, count, seq)
-SELECT printf('u%07d', i), c.container_id, c.filter, c.count, NULL
-FROM n JOIN (
-  SELECT 0 AS cls, 'offers-home' AS container_id, '' AS filter, 3 AS count
-  UNION ALL SELECT 1, 'offers-home', '', 5
-  UNION ALL SELECT 1, 'reminders-home', '', 2
-  UNION ALL SELECT 2, 'alerts-home', 'category:security', 1
-  UNION ALL SELECT 2, 'offers-home', '', 2
-) AS c ON c.cls = i % 4
-ORDER BY 1, 2, 3;
-WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $users)
-INSERT INTO latches (user_id, sheet_id, count) SELECT printf('u%07d', i), 'home-offers', 5 FROM n WHERE i % 4 = 1;
-WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $users)
-INSERT INTO content_heights (user_id, sheet_id, platform, height)
-SELECT printf('u%07d', i), 'home-offers', 'ios', 420.0 FROM n WHERE i % 4 = 0;
+INSERT INTO user_states (user_id, state)
+SELECT printf('u%07d', i), CAST(CASE i % 4
+  WHEN 0 THEN '1c11:offers-home0:1:3~h11:home-offers3:ios5:420.0'
+  WHEN 1 THEN '1c11:offers-home0:1:5~c14:reminders-home0:1:2~l11:home-offers1:5'
+  ELSE '1c11:alerts-home17:category:security1:1~c11:offers-home0:1:2~'
+END AS BLOB)
+FROM n WHERE i % 4 <> 3
+ORDER BY 1;
 COMMIT;
 PRAGMA wal_checkpoint(TRUNCATE);
 SQL

@@ -55,7 +55,7 @@ let sampleState = UserState(
         }
     }
 
-    /// Only the differences are written, and removals remove rows.
+    /// The stored row is the new state, removals included; an empty state leaves no row.
     @Test func updateWritesTheDifference() throws {
         try withStore { store, dir throws in
             _ = try store.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
@@ -75,18 +75,15 @@ let sampleState = UserState(
             }
             #expect(try store.userState(userId: "u1") == expected)
 
-            // The rows on disk are exactly the new state's (no leftovers from the old one).
+            // The row on disk is exactly the new state's (no leftovers from the old one).
             let db = try Connection(path: dir.file(), flags: [.readOnly])
             defer { db.close() }
-            #expect(try db.scalar("SELECT count(*) FROM container_counts") == .integer(3))
-            #expect(try db.scalar("SELECT count(*) FROM latches") == .integer(1))
-            #expect(try db.query("SELECT position, sheet_id FROM stack ORDER BY position") { "\($0.int(at: 0))\($0.string(at: 1))" } == ["0b-bottom", "1d"])
-            #expect(try db.scalar("SELECT count(*) FROM content_heights") == .integer(1))
+            #expect(try db.scalar("SELECT state FROM user_states WHERE user_id = 'u1'") == .blob(UserStateCodec.encode(expected)))
 
-            // Popping the whole stack deletes every row.
-            _ = try store.update(userId: "u1", eventId: nil) { state in state.stack = []; return [] }
-            #expect(try store.userState(userId: "u1").stack == [])
-            #expect(try db.scalar("SELECT count(*) FROM stack") == .integer(0))
+            // Emptying the whole state deletes the row: it reads exactly as a user never seen.
+            _ = try store.update(userId: "u1", eventId: nil) { state in state = UserState(); return [] }
+            #expect(try store.userState(userId: "u1") == UserState())
+            #expect(try db.scalar("SELECT count(*) FROM user_states") == .integer(0))
         }
     }
 
@@ -332,7 +329,7 @@ let sampleState = UserState(
             _ = try store.update(userId: "seed", eventId: nil) { state in state.containers[Self.key] = ContainerCount(count: 1); return [] }
             let reader = try Connection(path: dir.file(), flags: [.readOnly], options: .init(walJournal: false))
             try reader.execute("BEGIN")
-            _ = try reader.scalar("SELECT count(*) FROM container_counts")
+            _ = try reader.scalar("SELECT count(*) FROM user_states")
             var slowest = Duration.zero
             for i in 0..<12_000 {
                 let start = ContinuousClock.now
@@ -437,8 +434,10 @@ final class Observer: @unchecked Sendable {  // invariant: db only touched under
     init(path: String) throws { db = try Connection(path: path, flags: [.readOnly], options: .init(walJournal: false)) }
     func count(of userId: String) -> Int? {
         lock.lock(); defer { lock.unlock() }
-        guard case .integer(let n)? = try? db.scalar("SELECT count FROM container_counts WHERE user_id = ?1", [.text(userId)]) else { return nil }
-        return Int(n)
+        guard case .blob(let row)? = try? db.scalar("SELECT state FROM user_states WHERE user_id = ?1", [.text(userId)]),
+            let state = try? UserStateCodec.decode(row)
+        else { return nil }
+        return state.containers[ConcurrencyTests.key]?.count
     }
 }
 

@@ -251,7 +251,7 @@ def locked():
         def lock():
             proc = subprocess.Popen(["sqlite3", db], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True)
-            proc.stdin.write("BEGIN EXCLUSIVE;\nINSERT INTO latches SELECT * FROM latches WHERE 0;\nSELECT 'locked';\n")
+            proc.stdin.write("BEGIN EXCLUSIVE;\nINSERT INTO sheets SELECT * FROM sheets WHERE 0;\nSELECT 'locked';\n")
             proc.stdin.flush()
             check(proc.stdout.readline().strip() == "locked", "the sqlite3 CLI did not take the lock")
             holder["proc"] = proc

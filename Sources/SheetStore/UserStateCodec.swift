@@ -1,0 +1,174 @@
+public import SheetPolicy
+
+/// A user's whole state as one value of bytes (format 1, described in `migrations/0002_user_state_rows.sql`),
+/// so that a backend stores and reads it as one row.
+///
+/// The encoding is canonical: the same state always gives the same bytes (records sorted by key,
+/// the stack bottom to top), so an unchanged state can be recognised and is never rewritten.
+public enum UserStateCodec {
+    static let version = UInt8(ascii: "1")
+
+    /// The bytes of `state`; an empty state encodes as the version byte alone.
+    public static func encode(_ state: UserState) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(16 + 48 * (state.containers.count + state.latches.count + state.stack.count + state.contentHeights.count))
+        out.append(version)
+        for (key, value) in state.containers.sorted(by: { $0.key < $1.key }) {
+            out.append(UInt8(ascii: "c"))
+            field(key.containerId, &out)
+            field(key.filter, &out)
+            field(value.count, &out)
+            if let seq = value.seq { field(seq, &out) } else { out.append(UInt8(ascii: "~")) }
+        }
+        for (sheetId, count) in state.latches.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            out.append(UInt8(ascii: "l"))
+            field(sheetId, &out)
+            field(count, &out)
+        }
+        for (position, entry) in state.stack.enumerated() {
+            out.append(UInt8(ascii: "s"))
+            field(position, &out)
+            field(entry.sheetId, &out)
+            field(entry.mode.rawValue, &out)
+            if let replaced = entry.replacedSheetId { field(replaced, &out) } else { out.append(UInt8(ascii: "~")) }
+        }
+        for (key, height) in state.contentHeights.sorted(by: { $0.key < $1.key }) {
+            out.append(UInt8(ascii: "h"))
+            field(key.sheetId, &out)
+            field(key.platform.rawValue, &out)
+            // The shortest decimal that reads back as the same Double.
+            field(height.description, &out)
+        }
+        return out
+    }
+
+    /// The state in `bytes`.
+    ///
+    /// - Throws: `StoreError.failure` naming the byte offset when the bytes are not format 1.
+    public static func decode(_ bytes: [UInt8]) throws(StoreError) -> UserState {
+        var reader = Reader(bytes: bytes)
+        guard reader.next() == version else { throw reader.malformed("unknown format") }
+        var state = UserState()
+        var stack: [(position: Int, entry: StackEntry)] = []
+        while let tag = reader.next() {
+            switch tag {
+            case UInt8(ascii: "c"):
+                let key = ContainerKey(containerId: try reader.string(), filter: try reader.string())
+                state.containers[key] = ContainerCount(count: try reader.integer(), seq: try reader.optional { r throws(StoreError) in try r.integer() })
+            case UInt8(ascii: "l"):
+                let sheetId = try reader.string()
+                state.latches[sheetId] = try reader.integer()
+            case UInt8(ascii: "s"):
+                let position = try reader.integer()
+                let sheetId = try reader.string()
+                guard let mode = OpenMode(rawValue: try reader.string()) else { throw reader.malformed("unknown stack mode") }
+                let replaced = try reader.optional { r throws(StoreError) in try r.string() }
+                stack.append((position, StackEntry(sheetId: sheetId, mode: mode, replacedSheetId: replaced)))
+            case UInt8(ascii: "h"):
+                let sheetId = try reader.string()
+                guard let platform = Platform(rawValue: try reader.string()) else { throw reader.malformed("unknown platform") }
+                guard let height = Double(try reader.string()) else { throw reader.malformed("height is not a number") }
+                state.contentHeights[HeightKey(sheetId: sheetId, platform: platform)] = height
+            default:
+                throw reader.malformed("unknown record")
+            }
+        }
+        if !stack.isEmpty {
+            // Written bottom to top, but rows converted from version 1 come in any order.
+            if !zip(stack, stack.dropFirst()).allSatisfy({ $0.position < $1.position }) { stack.sort { $0.position < $1.position } }
+            state.stack = stack.map(\.entry)
+        }
+        return state
+    }
+
+    // MARK: - Fields
+
+    private static func field(_ text: String, _ out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            decimal(bytes.count, &out)
+            out.append(UInt8(ascii: ":"))
+            out.append(contentsOf: bytes)
+        }
+    }
+
+    private static func field(_ value: Int, _ out: inout [UInt8]) {
+        let start = out.count
+        decimal(value, &out)
+        var length: [UInt8] = []
+        decimal(out.count - start, &length)
+        length.append(UInt8(ascii: ":"))
+        out.insert(contentsOf: length, at: start)
+    }
+
+    private static func decimal(_ value: Int, _ out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        let start = out.count
+        var magnitude = value.magnitude
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out[start...].reverse()
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset = 0
+
+        mutating func next() -> UInt8? {
+            guard offset < bytes.count else { return nil }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        func malformed(_ what: String) -> StoreError {
+            .failure("malformed user state row (\(what) at byte \(max(offset - 1, 0)))")
+        }
+
+        /// The bytes of the next field.
+        mutating func field() throws(StoreError) -> ArraySlice<UInt8> {
+            var length = 0
+            var digits = 0
+            while true {
+                guard let byte = next() else { throw malformed("truncated field") }
+                if byte == UInt8(ascii: ":") && digits > 0 { break }
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 9 else { throw malformed("bad field length") }
+                length = length * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+            }
+            guard length <= bytes.count - offset else { throw malformed("truncated field") }
+            defer { offset += length }
+            return bytes[offset..<offset + length]
+        }
+
+        mutating func string() throws(StoreError) -> String {
+            String(decoding: try field(), as: UTF8.self)
+        }
+
+        mutating func integer() throws(StoreError) -> Int {
+            var digits = try field()
+            let negative = digits.first == UInt8(ascii: "-")
+            if negative { digits = digits.dropFirst() }
+            guard !digits.isEmpty else { throw malformed("bad integer") }
+            var magnitude: UInt = 0
+            for byte in digits {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { throw malformed("bad integer") }
+                let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, o2) = times10.addingReportingOverflow(UInt(byte - UInt8(ascii: "0")))
+                guard !o1, !o2 else { throw malformed("integer out of range") }
+                magnitude = sum
+            }
+            guard magnitude <= (negative ? Int.min.magnitude : UInt(Int.max)) else { throw malformed("integer out of range") }
+            return negative ? Int(truncatingIfNeeded: 0 &- magnitude) : Int(magnitude)
+        }
+
+        mutating func optional<T>(_ read: (inout Reader) throws(StoreError) -> T) throws(StoreError) -> T? {
+            if offset < bytes.count, bytes[offset] == UInt8(ascii: "~") {
+                offset += 1
+                return nil
+            }
+            return try read(&self)
+        }
+    }
+}
