@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy", "Concurrency", "TestSupport"]),
         .testTarget(
             name: "SheetServiceTests",
-            dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport"]),
+            dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport"]),
     ]
 )
 

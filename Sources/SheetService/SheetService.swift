@@ -16,6 +16,8 @@ public final class SheetService: Sendable {
     let catalogSnapshot: CatalogSnapshot
     /// Decision answers per user, kept exact by the write path (see `DecisionCache`).
     let decisions: DecisionCache
+    /// How much one user may store; events beyond are refused with 409.
+    let stateLimits: UserStateLimits
     /// Serializes catalog writes so the store and the snapshot change in the same order.
     let catalogWrites = Mutex(())
     /// Wakes the streams and long-polls whose decision a write or a catalog change may have changed.
@@ -30,9 +32,11 @@ public final class SheetService: Sendable {
     /// `maxStreams`: open decision streams per process; `streamHeartbeatSeconds`: idle time before a heartbeat.
     public init(store: any SheetStore, tokens: TokenVerifier, metrics: HTTPMetrics, openAPIDocument: [UInt8],
                 decisionCacheUsers: Int = Configuration.defaultDecisionCacheUsers,
-                maxStreams: Int = Configuration.defaultMaxStreams, streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds) throws {
+                maxStreams: Int = Configuration.defaultMaxStreams, streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
+                stateLimits: UserStateLimits = UserStateLimits()) throws {
         self.store = store
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
+        self.stateLimits = stateLimits
         self.decisions = DecisionCache(users: decisionCacheUsers)
         self.tokens = tokens
         self.metrics = metrics

@@ -30,6 +30,7 @@ public struct Configuration: Sendable {
     public static let defaultMaxStreams = 10_000
     public var streamHeartbeatSeconds = Configuration.defaultStreamHeartbeatSeconds
     public static let defaultStreamHeartbeatSeconds = 15
+    public var stateLimits = UserStateLimits()
 
     public init() {}
 
@@ -50,6 +51,9 @@ public struct Configuration: Sendable {
         ("--decision-cache", "SHEETD_DECISION_CACHE", "users whose decisions are kept in memory, 0 turns it off (65536)"),
         ("--max-streams", "SHEETD_MAX_STREAMS", "open decision streams per process, 503 above (10000)"),
         ("--stream-heartbeat", "SHEETD_STREAM_HEARTBEAT", "seconds between heartbeats of an idle decision stream (15)"),
+        ("--max-containers-per-user", "SHEETD_MAX_CONTAINERS_PER_USER", "containers (and filters) kept per user, 409 beyond (256)"),
+        ("--max-stack-depth", "SHEETD_MAX_STACK_DEPTH", "sheets on a user's stack, 409 beyond (32)"),
+        ("--max-content-heights-per-user", "SHEETD_MAX_CONTENT_HEIGHTS_PER_USER", "measured heights kept per user, 409 beyond (512)"),
         ("--env", "SHEETD_ENV", "development or production (development)"),
         ("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file"),
         ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
@@ -129,6 +133,15 @@ public struct Configuration: Sendable {
         if let v = values["--max-streams"] { c.maxStreams = try integer(v, "--max-streams/SHEETD_MAX_STREAMS", 0...1_000_000) }
         if let v = values["--stream-heartbeat"] {
             c.streamHeartbeatSeconds = try integer(v, "--stream-heartbeat/SHEETD_STREAM_HEARTBEAT", 1...3600)
+        }
+        if let v = values["--max-containers-per-user"] {
+            c.stateLimits.containers = try integer(v, "--max-containers-per-user/SHEETD_MAX_CONTAINERS_PER_USER", 1...65_536)
+        }
+        if let v = values["--max-stack-depth"] {
+            c.stateLimits.stackDepth = try integer(v, "--max-stack-depth/SHEETD_MAX_STACK_DEPTH", 1...1024)
+        }
+        if let v = values["--max-content-heights-per-user"] {
+            c.stateLimits.contentHeights = try integer(v, "--max-content-heights-per-user/SHEETD_MAX_CONTENT_HEIGHTS_PER_USER", 1...65_536)
         }
         if let v = values["--env"] {
             guard let e = Environment(rawValue: v.lowercased()) else {

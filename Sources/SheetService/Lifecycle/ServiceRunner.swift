@@ -60,7 +60,8 @@ public enum ServiceRunner {
         do {
             service = try SheetService(store: store, tokens: tokens, metrics: metrics, openAPIDocument: openAPIDocument,
                                        decisionCacheUsers: configuration.decisionCacheUsers, maxStreams: configuration.maxStreams,
-                                       streamHeartbeatSeconds: configuration.streamHeartbeatSeconds)
+                                       streamHeartbeatSeconds: configuration.streamHeartbeatSeconds,
+                                       stateLimits: configuration.stateLimits)
             for list in catalogDefinitions {
                 do {
                     try service.loadCatalog(list.definitions)

@@ -93,7 +93,7 @@ extension SheetService {
                 _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]) -> HTTPResponse {
         let storedEventId = eventId.map { "\(kind)/\($0)" }
         return .deferred { [self] promise in
-            store.submit(userId: userId, eventId: storedEventId, body) { [self] result in
+            store.submit(userId: userId, eventId: storedEventId, stateLimits.enforcing(body)) { [self] result in
                 // After the commit (or the failure), before the answer: cached decisions of this user are stale.
                 decisions.invalidate(userId)
                 if case .success(let event) = result, !event.replayed { feed.userChanged(userId) }
@@ -101,6 +101,8 @@ extension SheetService {
                     switch result {
                     case .success(let event):
                         return .json(200, event.outcome, headers: event.replayed ? [("Idempotent-Replayed", "true")] : [])
+                    case .failure(let error as StateLimitExceeded):
+                        throw error.problem
                     case .failure(let error as StoreError):
                         databaseErrors.add(1, ordering: .relaxed)
                         throw Problems.storage(error)

@@ -20,13 +20,14 @@ final class LiveService {
     var baseURL: String { "http://127.0.0.1:\(server.port)" }
 
     init(catalog: [String]? = nil, maxStreams: Int = Configuration.defaultMaxStreams,
-         streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds) throws {
+         streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
+         stateLimits: UserStateLimits = UserStateLimits()) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         store = try SQLiteSheetStore.open(path: directory.appending(path: "sheetd.sqlite").path)
         service = try SheetService(
             store: store, tokens: tokens, metrics: HTTPMetrics(), openAPIDocument: Array(LiveService.openAPIText.utf8),
-            maxStreams: maxStreams, streamHeartbeatSeconds: streamHeartbeatSeconds)
+            maxStreams: maxStreams, streamHeartbeatSeconds: streamHeartbeatSeconds, stateLimits: stateLimits)
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
         configuration.threads = 2
