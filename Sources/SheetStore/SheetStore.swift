@@ -77,8 +77,8 @@ public protocol SheetStore: AnyObject, Sendable {
     /// When `eventId` was already processed for this user, `body` is not called and the stored
     /// outcome is returned with `replayed` true. Otherwise `body` mutates the state and returns the
     /// outcome to remember; the changed state, the outcome and the event id commit together, and
-    /// nothing is acknowledged before the commit. A throwing `body` changes nothing and is rethrown
-    /// wrapped as the caller's error (StoreError passes through unchanged).
+    /// nothing is acknowledged before the commit. A throwing `body` changes nothing, records no event
+    /// id, and its error comes back unchanged (`UserStateLimits.enforcing` relies on this).
     func update(
         userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]
     ) throws -> EventResult

@@ -11,7 +11,7 @@ import Testing
     @Test func containerBeyondTheLimitIs409() throws {
         let live = try LiveService(stateLimits: UserStateLimits(containers: 2))
         for id in ["c1", "c2"] {
-            #expect(try live.put("/v1/users/u/containers/\(id)/count", #"{"count":1}"#).status == 200)
+            #expect(try live.put("/v1/users/u/containers/\(id)/count", #"{"count":1,"eventId":"e-\#(id)"}"#).status == 200)
         }
         let before = try storedRow(live, "u")
         let stateBefore = try live.get("/v1/users/u/state").text
@@ -28,6 +28,10 @@ import Testing
         #expect(try live.put("/v1/users/u/containers/c1/count", #"{"count":1,"filter":"f"}"#).status == 409)
         #expect(try storedRow(live, "u") == before)
         #expect(try live.get("/v1/users/u/state").text == stateBefore)
+        // An event accepted before the limit was reached still replays its first answer.
+        let replay = try live.put("/v1/users/u/containers/c2/count", #"{"count":1,"eventId":"e-c2"}"#)
+        #expect(replay.status == 200)
+        #expect(replay.header("Idempotent-Replayed") == "true")
         #expect(try live.put("/v1/users/u/containers/c1/count", #"{"count":5}"#).status == 200)
         #expect(try live.put("/v1/users/other/containers/c3/count", #"{"count":1}"#).status == 200, "limits are per user")
     }
