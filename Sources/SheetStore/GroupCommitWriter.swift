@@ -1,8 +1,9 @@
-import SheetPolicy
-import SQLiteKit
 import Concurrency
-import Synchronization
 import Dispatch
+import SQLiteKit
+import SheetPolicy
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,5 +1,5 @@
-import SQLiteKit
 import Concurrency
+import SQLiteKit
 import Synchronization
 
 /// The read side of the SQLite store: one read-only connection per thread (`SQLITE_OPEN_NOMUTEX`),

@@ -1,7 +1,8 @@
-public import SheetPolicy
-import SQLiteKit
-import Synchronization
 import Dispatch
+import SQLiteKit
+public import SheetPolicy
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,4 +1,5 @@
 import SQLiteKit
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -54,7 +54,8 @@ public enum UserStateCodec {
             switch tag {
             case UInt8(ascii: "c"):
                 let key = ContainerKey(containerId: try reader.string(), filter: try reader.string())
-                state.containers[key] = ContainerCount(count: try reader.integer(), seq: try reader.optional { r throws(StoreError) in try r.integer() })
+                state.containers[key] = ContainerCount(
+                    count: try reader.integer(), seq: try reader.optional { r throws(StoreError) in try r.integer() })
             case UInt8(ascii: "l"):
                 let sheetId = try reader.string()
                 state.latches[sheetId] = try reader.integer()

@@ -1,5 +1,5 @@
-import SheetPolicy
 import SQLiteKit
+import SheetPolicy
 
 /// Reading and writing one user's `UserState`: one row of `user_states` (see `UserStateCodec`).
 enum UserStateSQL {

@@ -1,9 +1,9 @@
 import SQLiteKit
 import SheetPolicy
+import TestSupport
 import Testing
 
 @testable import SheetStore
-import TestSupport
 
 @Suite struct UserStateLimitsTests {
     static let limits = UserStateLimits(containers: 3, stackDepth: 2, contentHeights: 2)
@@ -31,10 +31,12 @@ import TestSupport
             #expect(try db.scalar("SELECT state FROM user_states WHERE user_id = 'u'") == row)
             #expect(try db.scalar("SELECT count(*) FROM processed_events WHERE event_id = 'd'") == .integer(0))
             // Changing what is kept is no growth.
-            _ = try store.update(userId: "u", eventId: nil, Self.limits.enforcing { state in
-                state.containers[ContainerKey(containerId: "a")] = ContainerCount(count: 9)
-                return []
-            })
+            _ = try store.update(
+                userId: "u", eventId: nil,
+                Self.limits.enforcing { state in
+                    state.containers[ContainerKey(containerId: "a")] = ContainerCount(count: 9)
+                    return []
+                })
             #expect(try store.userState(userId: "u").count(for: ContainerKey(containerId: "a")) == 9)
         }
     }
@@ -45,10 +47,12 @@ import TestSupport
             let generous = UserStateLimits(containers: 10)
             for id in ["a", "b", "c", "d", "e"] { _ = try store.update(userId: "u", eventId: nil, generous.enforcing(Self.addContainer(id))) }
             _ = try store.update(userId: "u", eventId: nil, Self.limits.enforcing(Self.addContainer("a")))
-            _ = try store.update(userId: "u", eventId: nil, Self.limits.enforcing { state in
-                state.containers[ContainerKey(containerId: "e")] = nil
-                return []
-            })
+            _ = try store.update(
+                userId: "u", eventId: nil,
+                Self.limits.enforcing { state in
+                    state.containers[ContainerKey(containerId: "e")] = nil
+                    return []
+                })
             #expect(try store.userState(userId: "u").containers.count == 4)
             #expect(throws: StateLimitExceeded(limit: .containers, maximum: 3)) {
                 _ = try store.update(userId: "u", eventId: nil, Self.limits.enforcing(Self.addContainer("f")))

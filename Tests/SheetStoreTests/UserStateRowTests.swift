@@ -1,10 +1,10 @@
 import Foundation
 import SQLiteKit
 import SheetPolicy
+import TestSupport
 import Testing
 
 @testable import SheetStore
-import TestSupport
 
 /// Random states with awkward content: empty filters, multi-byte and separator-like characters in ids,
 /// extreme integers, heights that need all 17 digits.
@@ -86,18 +86,23 @@ func randomState(_ rng: inout SplitMix64) -> UserState {
             for (key, value) in state.containers {
                 try db.run(
                     "INSERT INTO container_counts (user_id, container_id, filter, count, seq) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    [.text(userId), .text(key.containerId), .text(key.filter), .integer(Int64(value.count)),
-                     value.seq.map { .integer(Int64($0)) } ?? .null])
+                    [
+                        .text(userId), .text(key.containerId), .text(key.filter), .integer(Int64(value.count)),
+                        value.seq.map { .integer(Int64($0)) } ?? .null,
+                    ])
             }
             for (sheetId, count) in state.latches {
-                try db.run("INSERT INTO latches (user_id, sheet_id, count) VALUES (?1, ?2, ?3)", [.text(userId), .text(sheetId), .integer(Int64(count))])
+                try db.run(
+                    "INSERT INTO latches (user_id, sheet_id, count) VALUES (?1, ?2, ?3)", [.text(userId), .text(sheetId), .integer(Int64(count))])
             }
             // Stack rows inserted top first: the order of rows must not matter.
             for (position, entry) in state.stack.enumerated().reversed() {
                 try db.run(
                     "INSERT INTO stack (user_id, position, sheet_id, mode, replaced_sheet_id) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    [.text(userId), .integer(Int64(position)), .text(entry.sheetId), .text(entry.mode.rawValue),
-                     entry.replacedSheetId.map { .text($0) } ?? .null])
+                    [
+                        .text(userId), .integer(Int64(position)), .text(entry.sheetId), .text(entry.mode.rawValue),
+                        entry.replacedSheetId.map { .text($0) } ?? .null,
+                    ])
             }
             for (key, height) in state.contentHeights {
                 try db.run(
