@@ -96,6 +96,7 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
     public static let methodNotAllowed = ProblemType(slug: "method-not-allowed", status: 405, title: "Method Not Allowed")
     public static let payloadTooLarge = ProblemType(slug: "payload-too-large", status: 413, title: "Payload Too Large")
     public static let unsupportedMediaType = ProblemType(slug: "unsupported-media-type", status: 415, title: "Unsupported Media Type")
+    public static let limitExceeded = ProblemType(slug: "limit-exceeded", status: 409, title: "Limit Exceeded")
     public static let tooManyRequests = ProblemType(slug: "too-many-requests", status: 429, title: "Too Many Requests")
     public static let internalError = ProblemType(slug: "internal-error", status: 500, title: "Internal Server Error")
     public static let unavailable = ProblemType(slug: "unavailable", status: 503, title: "Service Unavailable")
@@ -103,7 +104,7 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
     /// Every type the server raises.
     public static let all: [ProblemType] = [
         .badRequest, .invalidParams, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .payloadTooLarge,
-        .unsupportedMediaType, .tooManyRequests, .internalError, .unavailable,
+        .unsupportedMediaType, .limitExceeded, .tooManyRequests, .internalError, .unavailable,
     ]
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MicroHTTP
 import SQLiteKit
 import SheetService
 import SheetStore
@@ -20,6 +21,7 @@ import Testing
             #expect(r.status == 409)
             #expect(r.header("Content-Type") == "application/problem+json")
             #expect(r.json["type"] as? String == "urn:sheetd:problem:limit-exceeded")
+            #expect(r.json["title"] as? String == ProblemType.limitExceeded.title)
             #expect(r.json["limit"] as? String == "containers-per-user")
             #expect(r.json["maximum"] as? Int == 2)
             #expect(r.header("Idempotent-Replayed") == nil)
