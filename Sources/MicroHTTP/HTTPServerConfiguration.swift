@@ -25,8 +25,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// read buffer. MHD zeroes it per request, so smaller is cheaper.
     public var headerMemoryLimit: Int = 16384
     /// Query parameters a request may have; more is a 400 naming the limit. MHD keeps every argument
-    /// in the connection's memory pool, so without a cap a few hundred leave no room for the answer.
-    public var maxQueryParameters: Int = 64
+    /// in the connection's memory pool, so without a cap a few hundred leave no room for the answer;
+    /// the arguments kept (up to the cap) take pool room too, so a small cap keeps a long query
+    /// answerable up to about 1 KiB below the pool's size (the decision route knows 8).
+    public var maxQueryParameters: Int = 16
     /// One JSON line per request on stdout (turn off for benchmarks).
     public var accessLog: Bool = true
 
