@@ -8,12 +8,12 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl pyth
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
-.PHONY: help deps build release run test unit-test smoke-test spec-test lint browser-test bench bench-quick reliability container-test clean
+.PHONY: help deps build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick reliability container-test clean
 
 help:
 	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
 	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
-	@echo "make lint            swift format lint --strict with .swift-format"
+	@echo "make lint            swift format lint --strict with .swift-format (make format fixes)"
 	@echo "make browser-test    the /preview page in headless Chromium against a live server"
 	@echo "make bench           load benchmarks against C yardsticks, then 10 000 decision streams (writes BENCHMARKS.md)"
 	@echo "make bench-quick     a short benchmark round for development"
@@ -55,7 +55,10 @@ smoke-test:
 spec-test:
 	scripts/check-openapi.sh
 
-# swift-format with the repository's .swift-format (not part of `make test` yet).
+# swift-format with the repository's .swift-format (also a stage of `make test`); `make format` fixes.
+format:
+	swift format format -i -r Sources Tests Package.swift
+
 lint:
 	swift format lint --strict -r Sources Tests Package.swift
 

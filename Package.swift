@@ -58,7 +58,9 @@ let package = Package(
         .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy", "Concurrency", "TestSupport"]),
         .testTarget(
             name: "SheetServiceTests",
-            dependencies: ["SheetService", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport"]),
+            dependencies: [
+                "SheetService", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport",
+            ]),
     ]
 )
 
@@ -66,6 +68,7 @@ let sharedSettings: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + sharedSettings

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# `make test`: every stage (unit, smoke, spec), each run even when an earlier one failed, then one
+# `make test`: every stage (unit, smoke, spec, lint), each run even when an earlier one failed, then one
 # line per stage and a last line counting every test case of every stage:
 #   make test: N passed, M failed
 # Unit counts Swift Testing cases (each argument of a parameterized test; a failed test counts once)
-# and XCTest tests; smoke counts scripts/run-smoke.sh's checks; spec counts check-openapi's checks.
+# and XCTest tests; smoke counts scripts/run-smoke.sh's checks; spec counts check-openapi's checks;
+# lint counts the Swift files that `swift format lint --strict` finds nothing in.
 # A stage that ends without its own count (a crash, a build error) counts as one failure.
 # Exits 1 when anything failed. SWIFT_FLAGS is passed to swift build and swift test.
 set -uo pipefail
@@ -71,6 +72,17 @@ if [ -n "$counts" ]; then
 else
   record spec 0 1 "check-openapi.sh ended without its summary: see $logs/spec.log"
 fi
+
+# --- lint: swift format with the repository's .swift-format -------------------------------------------
+# One check per file; each finding fails its file.
+files=$(find Sources Tests -name '*.swift' | sort; echo Package.swift)
+swift format lint --strict $files >"$logs/lint.log" 2>&1
+lint_failed=$(grep -E '^[^ ]+\.swift:[0-9]+:[0-9]+: (warning|error)' "$logs/lint.log" | cut -d: -f1 | sort -u | wc -l)
+lint_total=$(echo "$files" | wc -l)
+if [ "$lint_failed" -gt 0 ]; then
+  grep -E '^[^ ]+\.swift:[0-9]+' "$logs/lint.log" | head -20
+fi
+record lint $((lint_total - lint_failed)) "$lint_failed"
 
 echo
 printf '%s\n' "${summary[@]}"

@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 
 /// A fixed number of atomic integers in one allocation, for counters and version numbers read
 /// and written on every request without a lock (`Atomic` is not copyable, so an `Array` cannot

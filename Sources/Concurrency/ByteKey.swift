@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #elseif canImport(Musl)
 import Musl
 #elseif canImport(Darwin)

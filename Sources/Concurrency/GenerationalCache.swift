@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 
 /// A bounded map of `Key` to `Value` shared by threads: `shardCount` shards, each behind its own
 /// lock and holding two generations of at most `generationCapacity` entries. When a shard's current

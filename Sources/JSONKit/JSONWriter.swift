@@ -238,8 +238,10 @@ public struct JSONWriter: Sendable {
             case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
             case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
             case 0..<0x20:
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0x0F)])
+                bytes.append(contentsOf: [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0x0F),
+                ])
             default: bytes.append(byte)
             }
         }

@@ -1,6 +1,7 @@
 internal import CMicroHTTPD
 import JSONKit
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -16,9 +17,11 @@ import Musl
 /// and, for a parked request, follows the resume. Only an early refusal answers in the first call
 /// (MHD then closes the connection); anything else answers later, which keeps keep-alive.
 extension ServerCore {
-    func handle(_ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ method: UnsafePointer<CChar>,
-                _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
-                _ reqCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+    func handle(
+        _ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ method: UnsafePointer<CChar>,
+        _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
+        _ reqCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
         let request: RequestState
         if let existing = reqCls.pointee {
             request = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
@@ -47,12 +50,15 @@ extension ServerCore {
     func begin(queryArguments: Int) -> RequestState {
         inFlight.wrappingAdd(1, ordering: .relaxed)
         metrics.requestStarted()
-        return RequestState(startMicros: monotonicMicros(), queryArguments: queryArguments,
-                            machine: RequestStateMachine(maxBodyBytes: maxBodyBytes, maxQueryArguments: maxQueryArguments))
+        return RequestState(
+            startMicros: monotonicMicros(), queryArguments: queryArguments,
+            machine: RequestStateMachine(maxBodyBytes: maxBodyBytes, maxQueryArguments: maxQueryArguments))
     }
 
-    private func perform(_ action: RequestStateMachine.Action, _ connection: OpaquePointer, _ url: UnsafePointer<CChar>,
-                         _ method: UnsafePointer<CChar>, _ request: RequestState) -> MHD_Result {
+    private func perform(
+        _ action: RequestStateMachine.Action, _ connection: OpaquePointer, _ url: UnsafePointer<CChar>,
+        _ method: UnsafePointer<CChar>, _ request: RequestState
+    ) -> MHD_Result {
         switch action {
         case .continue, .appendBody, .suspend, .send:
             return .YES
@@ -74,14 +80,17 @@ extension ServerCore {
             }
             _ = request.machine.resumed(settled: true)
             request.deferred = nil
-            return send(connection, response, request: request, methodPtr: method, template: deferred.target.template,
-                        slot: deferred.target.metrics, requestId: deferred.requestId)
+            return send(
+                connection, response, request: request, methodPtr: method, template: deferred.target.template,
+                slot: deferred.target.metrics, requestId: deferred.requestId)
         }
     }
 
     /// What the header section says about framing, before any body byte is read.
-    private func verdict(_ connection: OpaquePointer, _ method: UnsafePointer<CChar>, _ version: UnsafePointer<CChar>?,
-                         queryArguments: Int) -> RequestStateMachine.HeadVerdict {
+    private func verdict(
+        _ connection: OpaquePointer, _ method: UnsafePointer<CChar>, _ version: UnsafePointer<CChar>?,
+        queryArguments: Int
+    ) -> RequestStateMachine.HeadVerdict {
         if let problem = HeaderSection.framingProblem(connection, method: method, version: version) {
             return .malformed(detail: problem)
         }
@@ -91,25 +100,30 @@ extension ServerCore {
     }
 
     /// Routes and runs the handler; every outcome ends in exactly one queued response (or a park).
-    private func dispatch(_ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ methodPtr: UnsafePointer<CChar>,
-                          _ state: RequestState) -> MHD_Result {
+    private func dispatch(
+        _ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ methodPtr: UnsafePointer<CChar>,
+        _ state: RequestState
+    ) -> MHD_Result {
         let requestId = incomingRequestId(connection)
         let path = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
         let body = state.body
         state.body = []
         let outcome = responder.respond(method: HTTPMethod.parse(methodPtr), path: path) { target, method, values in
-            HTTPRequest(source: .connection(connection), method: method, path: nil, rawPath: path, routeTemplate: target.template,
-                        requestId: requestId, body: body, parameterNames: target.parameterNames, parameterValues: values)
+            HTTPRequest(
+                source: .connection(connection), method: method, path: nil, rawPath: path, routeTemplate: target.template,
+                requestId: requestId, body: body, parameterNames: target.parameterNames, parameterValues: values)
         }
         switch outcome {
         case .refused(let problem, let template, let slot):
             _ = state.machine.handlerReturned(deferred: false)
-            return send(connection, problem.response, request: state, methodPtr: methodPtr, template: template,
-                        slot: slot ?? metrics.unmatched, requestId: requestId)
+            return send(
+                connection, problem.response, request: state, methodPtr: methodPtr, template: template,
+                slot: slot ?? metrics.unmatched, requestId: requestId)
         case .answered(let response, let target):
             _ = state.machine.handlerReturned(deferred: false)
-            return send(connection, response, request: state, methodPtr: methodPtr, template: target.template,
-                        slot: target.metrics, requestId: requestId)
+            return send(
+                connection, response, request: state, methodPtr: methodPtr, template: target.template,
+                slot: target.metrics, requestId: requestId)
         case .deferred(let start, let target, _):
             let promise = ResponsePromise(template: target.template, requestId: requestId, registry: parked)
             start(promise)
@@ -119,21 +133,25 @@ extension ServerCore {
             // Settled before it could park: answer at once.
             _ = state.machine.resumed(settled: true)
             state.deferred = nil
-            return send(connection, settled, request: state, methodPtr: methodPtr, template: target.template,
-                        slot: target.metrics, requestId: requestId)
+            return send(
+                connection, settled, request: state, methodPtr: methodPtr, template: target.template,
+                slot: target.metrics, requestId: requestId)
         }
     }
 
     /// For answers decided before routing (framing, limits): the route only labels log and metrics.
-    private func respondWithoutRouting(_ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ methodPtr: UnsafePointer<CChar>,
-                                       _ state: RequestState, _ problem: Problem, closeConnection: Bool) -> MHD_Result {
+    private func respondWithoutRouting(
+        _ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ methodPtr: UnsafePointer<CChar>,
+        _ state: RequestState, _ problem: Problem, closeConnection: Bool
+    ) -> MHD_Result {
         let path = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
         var captures: [Range<Int>] = []
         let node = validatePath(path) == nil ? responder.table.match(path, captures: &captures) : nil
         var response = problem.response
         if closeConnection { response.headers.append(("Connection", "close")) }
-        return send(connection, response, request: state, methodPtr: methodPtr, template: node?.template,
-                    slot: node?.metrics ?? metrics.unmatched, requestId: incomingRequestId(connection))
+        return send(
+            connection, response, request: state, methodPtr: methodPtr, template: node?.template,
+            slot: node?.metrics ?? metrics.unmatched, requestId: incomingRequestId(connection))
     }
 
     private func incomingRequestId(_ connection: OpaquePointer) -> String {
@@ -145,8 +163,10 @@ extension ServerCore {
 
     /// Queues `response` with `X-Request-Id` (and `Connection: close` while draining), then records
     /// metrics and the access-log line.
-    private func send(_ connection: OpaquePointer, _ response: HTTPResponse, request: RequestState,
-                      methodPtr: UnsafePointer<CChar>, template: String?, slot: RouteMetrics, requestId: String) -> MHD_Result {
+    private func send(
+        _ connection: OpaquePointer, _ response: HTTPResponse, request: RequestState,
+        methodPtr: UnsafePointer<CChar>, template: String?, slot: RouteMetrics, requestId: String
+    ) -> MHD_Result {
         let mhdResponse: OpaquePointer?
         var startStream: (() -> Void)?
         switch response.content {
@@ -174,7 +194,8 @@ extension ServerCore {
         defer { MHD_destroy_response(mhdResponse) }
         for (name, value) in response.headers {
             if asciiCaseInsensitiveEquals(name, "Content-Length") || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
-                || asciiCaseInsensitiveEquals(name, "X-Request-Id") {
+                || asciiCaseInsensitiveEquals(name, "X-Request-Id")
+            {
                 continue
             }
             // Explicit withCString: the implicit String-to-pointer conversion heap-allocates a copy of
@@ -194,8 +215,9 @@ extension ServerCore {
         let duration = monotonicMicros() - request.startMicros
         slot.record(status: response.status, durationMicros: duration)
         if accessLog && Log.isEnabled(.info) {
-            writeAccessLog(methodPtr: methodPtr, template: template, status: response.status, durationMicros: duration,
-                           requestId: requestId)
+            writeAccessLog(
+                methodPtr: methodPtr, template: template, status: response.status, durationMicros: duration,
+                requestId: requestId)
         }
         if result != .YES {
             Log.write(.error, "could not queue the response", [("status", .int(response.status)), ("request_id", .string(requestId))])
@@ -203,10 +225,13 @@ extension ServerCore {
         return result
     }
 
-    private func writeAccessLog(methodPtr: UnsafePointer<CChar>, template: String?, status: Int, durationMicros: Int,
-                                requestId: String) {
-        let method = UnsafeBufferPointer(start: UnsafeRawPointer(methodPtr).assumingMemoryBound(to: UInt8.self),
-                                         count: min(strlen(methodPtr), 32))
+    private func writeAccessLog(
+        methodPtr: UnsafePointer<CChar>, template: String?, status: Int, durationMicros: Int,
+        requestId: String
+    ) {
+        let method = UnsafeBufferPointer(
+            start: UnsafeRawPointer(methodPtr).assumingMemoryBound(to: UInt8.self),
+            count: min(strlen(methodPtr), 32))
         var out = JSONWriter(reservingCapacity: 200)
         out.object { line in
             Log.begin(&line, level: .info, msg: "request")

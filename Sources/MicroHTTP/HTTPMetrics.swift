@@ -6,8 +6,10 @@ import Synchronization
 /// slot the router resolves once at start); only `renderPrometheus()` and slot creation take a lock.
 public final class HTTPMetrics: Sendable {
     /// Histogram upper bounds in microseconds (rendered in seconds): 0.5 ms … 10 s.
-    static let bucketBoundsMicros: [Int] = [500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000,
-                                            250_000, 500_000, 1_000_000, 2_500_000, 5_000_000, 10_000_000]
+    static let bucketBoundsMicros: [Int] = [
+        500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000,
+        250_000, 500_000, 1_000_000, 2_500_000, 5_000_000, 10_000_000,
+    ]
     /// The route label for requests whose path matched no route.
     public static let unmatchedRoute = "unmatched"
 

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -42,8 +43,10 @@ public final class HTTPRequest {
     /// Cleared by the server when the handler returns; guards the borrowed connection.
     var isValid = true
 
-    init(source: Source, method: HTTPMethod, path: String?, rawPath: UnsafeBufferPointer<UInt8>? = nil,
-         routeTemplate: String, requestId: String, body: [UInt8], parameterNames: [String], parameterValues: [String]) {
+    init(
+        source: Source, method: HTTPMethod, path: String?, rawPath: UnsafeBufferPointer<UInt8>? = nil,
+        routeTemplate: String, requestId: String, body: [UInt8], parameterNames: [String], parameterValues: [String]
+    ) {
         self.source = source
         self.method = method
         self.pathString = path
@@ -56,12 +59,15 @@ public final class HTTPRequest {
     }
 
     /// A request without a connection, for testing handlers directly. `query` holds decoded pairs.
-    public convenience init(method: HTTPMethod, path: String, routeTemplate: String, requestId: String = "test-request",
-                            body: [UInt8] = [], pathParameters: [(String, String)] = [], headers: [(String, String)] = [],
-                            query: [(String, String)] = []) {
-        self.init(source: .detached(headers: headers, query: query.map { (name: $0.0, value: $0.1) }), method: method,
-                  path: path, routeTemplate: routeTemplate, requestId: requestId, body: body,
-                  parameterNames: pathParameters.map(\.0), parameterValues: pathParameters.map(\.1))
+    public convenience init(
+        method: HTTPMethod, path: String, routeTemplate: String, requestId: String = "test-request",
+        body: [UInt8] = [], pathParameters: [(String, String)] = [], headers: [(String, String)] = [],
+        query: [(String, String)] = []
+    ) {
+        self.init(
+            source: .detached(headers: headers, query: query.map { (name: $0.0, value: $0.1) }), method: method,
+            path: path, routeTemplate: routeTemplate, requestId: requestId, body: body,
+            parameterNames: pathParameters.map(\.0), parameterValues: pathParameters.map(\.1))
     }
 
     /// The percent-decoded value of a template parameter (`{name}`), nil for an unknown name.

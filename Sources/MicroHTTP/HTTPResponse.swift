@@ -61,8 +61,10 @@ public struct HTTPResponse: Sendable {
     /// queued, `start` gets the stream: write to it from any thread, and `finish` it (or not: the client
     /// leaving, the server stopping or more than `maxPendingBytes` waiting for a slow reader close it).
     /// `start` must not use the request.
-    public static func stream(status: Int = 200, headers: [(String, String)], maxPendingBytes: Int,
-                              _ start: @escaping @Sendable (EventStream) -> Void) -> HTTPResponse {
+    public static func stream(
+        status: Int = 200, headers: [(String, String)], maxPendingBytes: Int,
+        _ start: @escaping @Sendable (EventStream) -> Void
+    ) -> HTTPResponse {
         var response = HTTPResponse(status: status, headers: headers)
         response.content = .stream(maxPendingBytes: maxPendingBytes, start: start)
         return response

@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -98,9 +99,12 @@ public final class HTTPServer: Sendable {
         var connectionLimit = c.connectionLimit
         if files.after - reserve < connectionLimit {
             connectionLimit = max(c.threads, files.after - reserve)
-            Log.write(.warn, "connection limit lowered to fit the open-file limit",
-                      [("configured", .int(c.connectionLimit)), ("effective", .int(connectionLimit)),
-                       ("open_file_limit", .int(files.after))])
+            Log.write(
+                .warn, "connection limit lowered to fit the open-file limit",
+                [
+                    ("configured", .int(c.connectionLimit)), ("effective", .int(connectionLimit)),
+                    ("open_file_limit", .int(files.after)),
+                ])
         }
         // A write to a closed socket or stdout pipe must not kill the process (MHD uses MSG_NOSIGNAL,
         // log writes do not).
@@ -112,7 +116,8 @@ public final class HTTPServer: Sendable {
             let core = ServerCore(table: table, metrics: metrics, configuration: c, draining: drainingFlag.load(ordering: .relaxed))
             let context = Unmanaged.passRetained(core)
             let cls = context.toOpaque()
-            let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            let flags =
+                MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
                 | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
             let daemon: OpaquePointer? = withUnsafeMutablePointer(to: &address) { addr in
                 var options: [MHD_OptionItem] = [

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,8 +9,10 @@ import Glibc
 /// in strict mode too (`MHD_OPTION_STRICT_FOR_CLIENT` only adds the Host rule and answers in HTML).
 enum HeaderSection {
     /// Why the header section is refused (a 400 that closes the connection), or nil.
-    static func framingProblem(_ connection: OpaquePointer, method: UnsafePointer<CChar>,
-                               version: UnsafePointer<CChar>?) -> String? {
+    static func framingProblem(
+        _ connection: OpaquePointer, method: UnsafePointer<CChar>,
+        version: UnsafePointer<CChar>?
+    ) -> String? {
         var walk = Walk(end: UnsafeRawPointer(method) + cmhd_request_header_size(connection))
         withUnsafeMutablePointer(to: &walk) { p in
             _ = MHD_get_connection_values_n(connection, .HEADER_KIND, headerLineVisitor, UnsafeMutableRawPointer(p))
@@ -35,7 +38,8 @@ enum HeaderSection {
     /// Content-Length over `limit` (only without Transfer-Encoding: then MHD ignores Content-Length).
     static func announcedLength(_ connection: OpaquePointer, exceeds limit: Int) -> Bool {
         guard let cl = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-              MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") == nil else { return false }
+            MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") == nil
+        else { return false }
         var value = 0
         var i = 0
         while cl[i] != 0 {
@@ -81,9 +85,13 @@ enum HeaderSection {
                 return
             }
             lineEnd = (value.baseAddress ?? UnsafeRawPointer(nameStart)) + value.count
-            if asciiEqualsLowercased(name, "host") { host += 1 }
-            else if asciiEqualsLowercased(name, "content-length") { contentLength += 1 }
-            else if asciiEqualsLowercased(name, "transfer-encoding") { transferEncoding += 1 }
+            if asciiEqualsLowercased(name, "host") {
+                host += 1
+            } else if asciiEqualsLowercased(name, "content-length") {
+                contentLength += 1
+            } else if asciiEqualsLowercased(name, "transfer-encoding") {
+                transferEncoding += 1
+            }
         }
 
         /// The problem found, including what follows the last line.
@@ -113,8 +121,8 @@ private func isTokenByte(_ b: UInt8) -> Bool {
     case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
         return true
     case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-         UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-         UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+        UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
         return true
     default:
         return false
@@ -135,7 +143,8 @@ private func asciiEqualsLowercased(_ bytes: UnsafeRawBufferPointer, _ lower: Sta
 private let headerLineVisitor: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
     let walk = cls.assumingMemoryBound(to: HeaderSection.Walk.self)
-    walk.pointee.visit(name: UnsafeRawBufferPointer(start: key, count: keySize),
-                       value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
+    walk.pointee.visit(
+        name: UnsafeRawBufferPointer(start: key, count: keySize),
+        value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
     return .YES
 }

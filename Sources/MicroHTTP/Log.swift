@@ -1,10 +1,11 @@
+import JSONKit
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import JSONKit
-import Synchronization
 
 /// Log severity; lines below the configured minimum are dropped.
 public enum LogLevel: String, Sendable, Comparable, CaseIterable {
@@ -26,7 +27,10 @@ public enum LogLevel: String, Sendable, Comparable, CaseIterable {
 public enum LogValue: Sendable, ExpressibleByStringLiteral, ExpressibleByStringInterpolation,
     ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral
 {
-    case string(String), int(Int), double(Double), bool(Bool)
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
 
     public init(stringLiteral value: String) { self = .string(value) }
     public init(stringInterpolation: DefaultStringInterpolation) { self = .string(String(stringInterpolation: stringInterpolation)) }

@@ -38,7 +38,8 @@ private func isDotSegment(_ p: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> B
         if p[i] == UInt8(ascii: ".") {
             i += 1
         } else if p[i] == UInt8(ascii: "%"), i + 2 < r.upperBound,  // escapes in r are validated already
-                  p[i + 1] == UInt8(ascii: "2"), p[i + 2] | 0x20 == UInt8(ascii: "e") {
+            p[i + 1] == UInt8(ascii: "2"), p[i + 2] | 0x20 == UInt8(ascii: "e")
+        {
             i += 3
         } else {
             return false

@@ -17,8 +17,10 @@ public struct Problem: Error, Sendable, CustomStringConvertible {
     /// Additional top-level members after the standard ones (RFC 9457 extension members).
     public var extensionMembers: [(String, LogValue)] = []
 
-    public init(status: Int, slug: String, title: String, detail: String,
-                invalidParams: [(name: String, reason: String)] = [], headers: [(String, String)] = []) {
+    public init(
+        status: Int, slug: String, title: String, detail: String,
+        invalidParams: [(name: String, reason: String)] = [], headers: [(String, String)] = []
+    ) {
         self.status = status
         self.slug = slug
         self.title = title
@@ -83,8 +85,10 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
     public var description: String { uri }
 
     /// A problem of this type.
-    public func problem(_ detail: String, invalidParams: [(name: String, reason: String)] = [],
-                        headers: [(String, String)] = []) -> Problem {
+    public func problem(
+        _ detail: String, invalidParams: [(name: String, reason: String)] = [],
+        headers: [(String, String)] = []
+    ) -> Problem {
         Problem(status: status, slug: slug, title: title, detail: detail, invalidParams: invalidParams, headers: headers)
     }
 

@@ -89,8 +89,9 @@ struct RequestStateMachine {
         case .tooManyQueryArguments(let count):
             state = .responded
             return .reject(
-                .badRequest("The query has \(count) parameters; at most \(maxQueryArguments) are accepted.",
-                            invalidParams: [(name: "query", reason: "at most \(maxQueryArguments) parameters")]),
+                .badRequest(
+                    "The query has \(count) parameters; at most \(maxQueryArguments) are accepted.",
+                    invalidParams: [(name: "query", reason: "at most \(maxQueryArguments) parameters")]),
                 closeConnection: false)
         case .announcedBodyTooLarge:
             // MHD answers before reading the body, then closes the connection.

@@ -15,8 +15,10 @@ struct Responder: Sendable {
     }
 
     /// Resolves `path` and runs the matched handler on the request `makeRequest` builds.
-    func respond(method: HTTPMethod?, path: UnsafeBufferPointer<UInt8>,
-                 makeRequest: (RouteTable.Target, HTTPMethod, [String]) -> HTTPRequest) -> Outcome {
+    func respond(
+        method: HTTPMethod?, path: UnsafeBufferPointer<UInt8>,
+        makeRequest: (RouteTable.Target, HTTPMethod, [String]) -> HTTPRequest
+    ) -> Outcome {
         switch table.resolve(method: method, path: path) {
         case .refused(let problem, let template, let slot):
             return .refused(problem, template: template, slot: slot)
@@ -47,8 +49,12 @@ struct Responder: Sendable {
     /// The response for an error a handler threw (or a deferred handler failed with).
     static func response(for error: any Error, template: String, requestId: String) -> HTTPResponse {
         if let problem = error as? Problem { return problem.response }
-        Log.write(.error, "handler failed", [("route", .string(template)), ("request_id", .string(requestId)),
-                                              ("error", .string(String(describing: error)))])
+        Log.write(
+            .error, "handler failed",
+            [
+                ("route", .string(template)), ("request_id", .string(requestId)),
+                ("error", .string(String(describing: error))),
+            ])
         return Problem.internalError().response
     }
 
@@ -59,8 +65,12 @@ struct Responder: Sendable {
             return Problem.internalError().response
         }
         if !(100...599).contains(response.status) {
-            Log.write(.error, "handler returned an invalid status", [("route", .string(template)),
-                                                                      ("status", .int(response.status))])
+            Log.write(
+                .error, "handler returned an invalid status",
+                [
+                    ("route", .string(template)),
+                    ("status", .int(response.status)),
+                ])
             return Problem.internalError().response
         }
         return response

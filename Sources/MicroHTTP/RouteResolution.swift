@@ -11,11 +11,12 @@ extension RouteTable {
     /// parameters. `method` is nil for a method token outside `HTTPMethod` (405 on a known path).
     func resolve(method: HTTPMethod?, path: UnsafeBufferPointer<UInt8>) -> Resolution {
         if let problem = validatePath(path) {
-            let detail = switch problem {
-            case .invalidEscape: "The path contains an invalid percent escape."
-            case .dotSegment: "The path contains a dot segment."
-            case .notAbsolute: "The request target is not an absolute path."
-            }
+            let detail =
+                switch problem {
+                case .invalidEscape: "The path contains an invalid percent escape."
+                case .dotSegment: "The path contains a dot segment."
+                case .notAbsolute: "The request target is not an absolute path."
+                }
             return .refused(problem == .notAbsolute ? .notFound(detail) : .badRequest(detail), template: nil, slot: nil)
         }
         var captures: [Range<Int>] = []
@@ -28,16 +29,18 @@ extension RouteTable {
             if target == nil && method == .HEAD { target = node.targets[HTTPMethod.GET.ordinal] }
         }
         guard let target, let method else {
-            return .refused(.methodNotAllowed("The method is not allowed for this resource.", allow: node.allow),
-                            template: node.template, slot: node.metrics)
+            return .refused(
+                .methodNotAllowed("The method is not allowed for this resource.", allow: node.allow),
+                template: node.template, slot: node.metrics)
         }
         var values: [String] = []
         if !captures.isEmpty {
             values.reserveCapacity(captures.count)
             for r in captures {
                 guard let v = decodePathSegment(path, r) else {
-                    return .refused(.badRequest("A path segment decodes to an invalid value."), template: target.template,
-                                    slot: target.metrics)
+                    return .refused(
+                        .badRequest("A path segment decodes to an invalid value."), template: target.template,
+                        slot: target.metrics)
                 }
                 values.append(v)
             }

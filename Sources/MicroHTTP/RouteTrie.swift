@@ -37,8 +37,10 @@ final class RouteTable: Sendable {
         /// The metrics slot for requests to this path with a wrong method.
         let metrics: RouteMetrics?
 
-        init(literals: [(bytes: [UInt8], node: Node)], parameter: Node?, targets: [Target?], template: String?,
-             allow: String, metrics: RouteMetrics?) {
+        init(
+            literals: [(bytes: [UInt8], node: Node)], parameter: Node?, targets: [Target?], template: String?,
+            allow: String, metrics: RouteMetrics?
+        ) {
             self.literals = literals
             self.parameter = parameter
             self.targets = targets
@@ -80,8 +82,9 @@ final class RouteTable: Sendable {
                 if case .parameter(let n) = seg { return n }
                 return nil
             }
-            targets[e.method.ordinal] = Target(method: e.method, template: e.template, parameterNames: names,
-                                               handler: e.handler, metrics: metrics.slot(for: e.template))
+            targets[e.method.ordinal] = Target(
+                method: e.method, template: e.template, parameterNames: names,
+                handler: e.handler, metrics: metrics.slot(for: e.template))
         }
         var allowed = HTTPMethod.allCases.filter { targets[$0.ordinal] != nil }
         if targets[HTTPMethod.GET.ordinal] != nil && targets[HTTPMethod.HEAD.ordinal] == nil {

@@ -66,9 +66,10 @@ public final class Router: Sendable {
         let responder = Responder(table: table)
         var response = pathBytes.withUnsafeBufferPointer { path -> HTTPResponse in
             let outcome = responder.respond(method: method, path: path) { t, m, values in
-                HTTPRequest(source: .detached(headers: headers, query: query), method: m,
-                            path: String(decoding: pathBytes, as: UTF8.self), routeTemplate: t.template,
-                            requestId: requestId, body: body, parameterNames: t.parameterNames, parameterValues: values)
+                HTTPRequest(
+                    source: .detached(headers: headers, query: query), method: m,
+                    path: String(decoding: pathBytes, as: UTF8.self), routeTemplate: t.template,
+                    requestId: requestId, body: body, parameterNames: t.parameterNames, parameterValues: values)
             }
             switch outcome {
             case .refused(let problem, _, _):

@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,6 +1,6 @@
-import MicroHTTP
-import SheetPolicy
-import SheetStore
+public import MicroHTTP
+public import SheetPolicy
+public import SheetStore
 import Synchronization
 
 /// The sheetd application: the /v1 API and the ops endpoints over a store and the policy.
@@ -30,10 +30,12 @@ public final class SheetService: Sendable {
     /// Builds the service and loads the catalog from the store.
     /// `decisionCacheUsers`: about how many users' decision answers are kept in memory (0: none).
     /// `maxStreams`: open decision streams per process; `streamHeartbeatSeconds`: idle time before a heartbeat.
-    public init(store: any SheetStore, tokens: TokenVerifier, metrics: HTTPMetrics, openAPIDocument: [UInt8],
-                decisionCacheUsers: Int = Configuration.defaultDecisionCacheUsers,
-                maxStreams: Int = Configuration.defaultMaxStreams, streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
-                stateLimits: UserStateLimits = UserStateLimits()) throws {
+    public init(
+        store: any SheetStore, tokens: TokenVerifier, metrics: HTTPMetrics, openAPIDocument: [UInt8],
+        decisionCacheUsers: Int = Configuration.defaultDecisionCacheUsers,
+        maxStreams: Int = Configuration.defaultMaxStreams, streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
+        stateLimits: UserStateLimits = UserStateLimits()
+    ) throws {
         self.store = store
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         self.stateLimits = stateLimits

@@ -1,7 +1,8 @@
-import SQLiteKit
 import Concurrency
 import Dispatch
+import SQLiteKit
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,5 +1,5 @@
-public import SQLiteKit
 import Crypto
+public import SQLiteKit
 
 /// One migration as `sheetd migrate --status` lists it.
 public struct MigrationStatus: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SheetService
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -7,7 +8,8 @@ import Musl
 #endif
 
 // Start-up only: everything else lives in SheetService.
-exit(SheetdCommand.run(
-    arguments: Array(CommandLine.arguments.dropFirst()),
-    environment: ProcessInfo.processInfo.environment,
-    openAPIDocument: embeddedOpenAPIDocument))
+exit(
+    SheetdCommand.run(
+        arguments: Array(CommandLine.arguments.dropFirst()),
+        environment: ProcessInfo.processInfo.environment,
+        openAPIDocument: embeddedOpenAPIDocument))

@@ -1,6 +1,6 @@
-import TestSupport
 import Foundation
 import JSONKit
+import TestSupport
 import Testing
 
 struct JSONWriterTests {
@@ -29,7 +29,7 @@ struct JSONWriterTests {
     }
 
     /// Integers print exactly, including the extremes.
-    @Test(arguments: [0, 7, -7, 1234567890, Int.max, Int.min])
+    @Test(arguments: [0, 7, -7, 1_234_567_890, Int.max, Int.min])
     func writesIntegers(_ value: Int) {
         #expect(String(decoding: JSONWriter.encode(value), as: UTF8.self) == String(value))
     }
@@ -60,13 +60,14 @@ struct JSONWriterTests {
         for _ in 0..<500 {
             let scalars = (0..<rng.int(in: 0...20)).map { _ -> Character in
                 let pick = rng.int(in: 0...4)
-                let value: UInt32 = switch pick {
-                case 0: UInt32(rng.int(in: 0...0x1F))
-                case 1: [0x22, 0x5C, 0x2F, 0x7F][rng.int(in: 0...3)]
-                case 2: UInt32(rng.int(in: 0x20...0x7E))
-                case 3: UInt32(rng.int(in: 0xA0...0xD7FF))
-                default: UInt32(rng.int(in: 0x1F300...0x1F6FF))
-                }
+                let value: UInt32 =
+                    switch pick {
+                    case 0: UInt32(rng.int(in: 0...0x1F))
+                    case 1: [0x22, 0x5C, 0x2F, 0x7F][rng.int(in: 0...3)]
+                    case 2: UInt32(rng.int(in: 0x20...0x7E))
+                    case 3: UInt32(rng.int(in: 0xA0...0xD7FF))
+                    default: UInt32(rng.int(in: 0x1F300...0x1F6FF))
+                    }
                 return Character(Unicode.Scalar(value)!)
             }
             let string = String(scalars)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import MicroHTTP
 import TestSupport
+import Testing
+
+@testable import MicroHTTP
 
 /// Promises held by the routes below until a test settles them.
 final class Parked: @unchecked Sendable {  // invariant: promises only touched under lock

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
-import Testing
-@testable import MicroHTTP
 import TestSupport
+import Testing
+
+@testable import MicroHTTP
 
 final class Calls: Sendable {
     let count = Mutex(0)
@@ -28,32 +29,58 @@ final class Calls: Sendable {
 
     /// The malformed heads, each followed by a body that is itself a request.
     static let cases: [(String, String)] = [
-        ("space before the colon of Content-Length",
-         "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length : \(smuggled.utf8.count)\r\n\r\n\(smuggled)"),
-        ("space before the colon of Transfer-Encoding",
-         "POST /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n\(smuggled)"),
-        ("tab before the colon",
-         "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Thing\t: 1\r\n\r\n\(smuggled)"),
-        ("obs-folded Content-Length",
-         "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n \(smuggledPost.utf8.count)\r\n\r\n\(smuggledPost)"),
-        ("obs-folded other header",
-         "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n 2\r\n\r\n\(smuggled)"),
-        ("two Transfer-Encoding lines",
-         "POST /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n\(smuggledPost)"),
-        ("two Host headers",
-         "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n\(smuggled)"),
-        ("NUL in a header value",
-         "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b\r\n\r\n\(smuggled)"),
-        ("NUL at the end of the last header value",
-         "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}\r\n\r\n\(smuggled)"),
-        ("NUL in a header value before another header",
-         "GET /healthz HTTP/1.1\r\nX-A: a\u{0}b\r\nHost: x\r\n\r\n\(smuggled)"),
-        ("bare CR in a header value",
-         "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n\(smuggled)"),
-        ("Content-Length with Transfer-Encoding",
-         "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n\(smuggledPost)"),
-        ("two Content-Length headers",
-         "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: \(smuggledPost.utf8.count)\r\n\r\n\(smuggledPost)"),
+        (
+            "space before the colon of Content-Length",
+            "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length : \(smuggled.utf8.count)\r\n\r\n\(smuggled)"
+        ),
+        (
+            "space before the colon of Transfer-Encoding",
+            "POST /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n\(smuggled)"
+        ),
+        (
+            "tab before the colon",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Thing\t: 1\r\n\r\n\(smuggled)"
+        ),
+        (
+            "obs-folded Content-Length",
+            "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n \(smuggledPost.utf8.count)\r\n\r\n\(smuggledPost)"
+        ),
+        (
+            "obs-folded other header",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n 2\r\n\r\n\(smuggled)"
+        ),
+        (
+            "two Transfer-Encoding lines",
+            "POST /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n\(smuggledPost)"
+        ),
+        (
+            "two Host headers",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n\(smuggled)"
+        ),
+        (
+            "NUL in a header value",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b\r\n\r\n\(smuggled)"
+        ),
+        (
+            "NUL at the end of the last header value",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}\r\n\r\n\(smuggled)"
+        ),
+        (
+            "NUL in a header value before another header",
+            "GET /healthz HTTP/1.1\r\nX-A: a\u{0}b\r\nHost: x\r\n\r\n\(smuggled)"
+        ),
+        (
+            "bare CR in a header value",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n\(smuggled)"
+        ),
+        (
+            "Content-Length with Transfer-Encoding",
+            "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n\(smuggledPost)"
+        ),
+        (
+            "two Content-Length headers",
+            "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: \(smuggledPost.utf8.count)\r\n\r\n\(smuggledPost)"
+        ),
     ]
 
     /// Each malformed head is a 400 problem with `Connection: close`; the request after it is not

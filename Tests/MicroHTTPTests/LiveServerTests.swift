@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
-import Testing
-@testable import MicroHTTP
 import TestSupport
+import Testing
+
+@testable import MicroHTTP
 
 /// The server over real HTTP on 127.0.0.1, port 0.
 @Suite struct LiveServerTests {
@@ -217,8 +218,9 @@ import TestSupport
                 #expect(r.header("X-Request-Id") != bad)
                 #expect(RequestID.isSane(r.header("X-Request-Id") ?? ""))
             }
-            #expect(try fetch(server.port, "GET", "/healthz", headers: [("X-Request-Id", String(repeating: "y", count: 128))])
-                .header("X-Request-Id") == String(repeating: "y", count: 128))
+            #expect(
+                try fetch(server.port, "GET", "/healthz", headers: [("X-Request-Id", String(repeating: "y", count: 128))])
+                    .header("X-Request-Id") == String(repeating: "y", count: 128))
         }
     }
 
@@ -253,9 +255,11 @@ import TestSupport
     /// Encoded slashes, NUL, dot segments and broken escapes are refused with a 400 problem.
     @Test func hostilePathsAreRefused() throws {
         try withServer { (server, _) throws in
-            for path in ["/v1/users/a%2Fb/containers/x/count", "/v1/users/a%00/containers/x/count", "/v1/users/../healthz",
-                         "/v1/users/%2e%2E/profile", "/v1/users/./profile", "/v1/users/%zz/profile", "/v1/users/a%2/profile",
-                         "/v1/users/%ff%fe/profile"] {
+            for path in [
+                "/v1/users/a%2Fb/containers/x/count", "/v1/users/a%00/containers/x/count", "/v1/users/../healthz",
+                "/v1/users/%2e%2E/profile", "/v1/users/./profile", "/v1/users/%zz/profile", "/v1/users/a%2/profile",
+                "/v1/users/%ff%fe/profile",
+            ] {
                 let r = try fetch(server.port, "GET", path)
                 #expect(r.status == 400, "\(path)")
                 #expect(try jsonObject(r.body)["type"] as? String == "urn:sheetd:problem:bad-request")
@@ -297,7 +301,9 @@ import TestSupport
                     for i in 0..<24 {
                         let n = sizes[(t + i) % sizes.count]
                         let r = try c.request("GET", "/v1/big/\(n)")
-                        if r.status != 200 || r.body != bigBody(n) { failures.withLock { $0.append("size \(n): \(r.status), \(r.body.count) bytes") } }
+                        if r.status != 200 || r.body != bigBody(n) {
+                            failures.withLock { $0.append("size \(n): \(r.status), \(r.body.count) bytes") }
+                        }
                     }
                 } catch {
                     failures.withLock { $0.append("\(error)") }

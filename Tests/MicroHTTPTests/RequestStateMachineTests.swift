@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MicroHTTP
 
 /// The request lifecycle, one fact at a time, without a socket.

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
-@testable import MicroHTTP
 import TestSupport
+
+@testable import MicroHTTP
 
 struct PlainError: Error {}
 
@@ -10,21 +11,24 @@ func makeTestRouter() -> Router {
     let router = Router()
     router.add(.GET, "/healthz") { _ in .text(200, "ok\n", contentType: "text/plain; charset=utf-8") }
     router.add(.GET, "/v1/users/{userId}/containers/{containerId}/count") { req in
-        let body = #"{"user":"\#(req.pathParameter("userId") ?? "?")","container":"\#(req.pathParameter("containerId") ?? "?")","template":"\#(req.routeTemplate)"}"#
+        let body =
+            #"{"user":"\#(req.pathParameter("userId") ?? "?")","container":"\#(req.pathParameter("containerId") ?? "?")","template":"\#(req.routeTemplate)"}"#
         return .json(200, Array(body.utf8))
     }
     router.add(.DELETE, "/v1/users/{userId}/containers/{containerId}/count") { _ in .empty(204) }
     router.add(.GET, "/v1/users/me/profile") { _ in .json(200, Array(#"{"me":true}"#.utf8)) }
     router.add(.GET, "/v1/users/{userId}/profile") { req in .json(200, Array(#"{"user":"\#(req.pathParameter("userId")!)"}"#.utf8)) }
     router.add(.POST, "/v1/echo") { req in
-        HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream"), ("X-Body-Length", String(req.body.count))],
-                     body: req.body)
+        HTTPResponse(
+            status: 200, headers: [("Content-Type", "application/octet-stream"), ("X-Body-Length", String(req.body.count))],
+            body: req.body)
     }
     router.add(.GET, "/v1/boom") { _ in throw PlainError() }
     router.add(.GET, "/v1/invalid") { _ in
-        throw Problem(status: 422, slug: "validation-failed", title: "Validation failed", detail: "Two fields are wrong.",
-                      invalidParams: [(name: "count", reason: "must be ≥ 0"), (name: "sheet", reason: "unknown \"x\"")],
-                      headers: [("X-Extra", "1")])
+        throw Problem(
+            status: 422, slug: "validation-failed", title: "Validation failed", detail: "Two fields are wrong.",
+            invalidParams: [(name: "count", reason: "must be ≥ 0"), (name: "sheet", reason: "unknown \"x\"")],
+            headers: [("X-Extra", "1")])
     }
     router.add(.GET, "/v1/query") { req in
         let names = req.queryNames().joined(separator: ",")
@@ -72,8 +76,10 @@ func bigBody(_ n: Int) -> [UInt8] {
 private let bigBodies = Mutex<[Int: [UInt8]]>([:])
 
 /// A started server on port 0 with the test routes; the caller stops it.
-func startTestServer(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                     router: Router = makeTestRouter(), metrics: HTTPMetrics = HTTPMetrics()) throws -> HTTPServer {
+func startTestServer(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    router: Router = makeTestRouter(), metrics: HTTPMetrics = HTTPMetrics()
+) throws -> HTTPServer {
     var config = HTTPServerConfiguration()
     config.port = 0
     config.threads = 2
@@ -85,9 +91,11 @@ func startTestServer(_ configure: (inout HTTPServerConfiguration) -> Void = { _ 
 }
 
 /// Starts a server on port 0 with the test routes, runs `body`, stops it.
-func withServer<T>(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                   router: Router = makeTestRouter(),
-                   _ body: (HTTPServer, HTTPMetrics) throws -> T) throws -> T {
+func withServer<T>(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    router: Router = makeTestRouter(),
+    _ body: (HTTPServer, HTTPMetrics) throws -> T
+) throws -> T {
     let metrics = HTTPMetrics()
     let server = try startTestServer(configure, router: router, metrics: metrics)
     defer { server.stop(drainTimeout: .seconds(2)) }

@@ -9,11 +9,13 @@ final class TestThread {
     init(_ body: @escaping @Sendable () -> Void) {
         final class Payload { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
         let payload = Unmanaged.passRetained(Payload(body)).toOpaque()
-        let rc = pthread_create(&thread, nil, { p in
-            let payload = Unmanaged<AnyObject>.fromOpaque(p!).takeRetainedValue()
-            (payload as! Payload).body()
-            return nil
-        }, payload)
+        let rc = pthread_create(
+            &thread, nil,
+            { p in
+                let payload = Unmanaged<AnyObject>.fromOpaque(p!).takeRetainedValue()
+                (payload as! Payload).body()
+                return nil
+            }, payload)
         precondition(rc == 0, "pthread_create failed")
     }
 

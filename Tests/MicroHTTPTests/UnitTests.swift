@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import JSONKit
+import Testing
+
 @testable import MicroHTTP
 
 /// Socket-free tests of the router, decoding, problem bodies, logging and metrics rendering.
@@ -104,11 +105,15 @@ import JSONKit
 @Suite struct ProblemTests {
     /// The body has type, title, status, detail in that order, then invalid-params and extensions.
     @Test func bodyShape() throws {
-        var p = Problem(status: 400, slug: "bad-request", title: "Bad Request", detail: "Line\n\"quoted\"",
-                        invalidParams: [(name: "a", reason: "b")])
+        var p = Problem(
+            status: 400, slug: "bad-request", title: "Bad Request", detail: "Line\n\"quoted\"",
+            invalidParams: [(name: "a", reason: "b")])
         p.extensionMembers = [("retryable", false), ("limit", 3)]
         let text = String(decoding: p.body, as: UTF8.self)
-        #expect(text == #"{"type":"urn:sheetd:problem:bad-request","title":"Bad Request","status":400,"detail":"Line\n\"quoted\"","invalid-params":[{"name":"a","reason":"b"}],"retryable":false,"limit":3}"#)
+        #expect(
+            text
+                == #"{"type":"urn:sheetd:problem:bad-request","title":"Bad Request","status":400,"detail":"Line\n\"quoted\"","invalid-params":[{"name":"a","reason":"b"}],"retryable":false,"limit":3}"#
+        )
         let o = try jsonObject(p.body)
         #expect(o["detail"] as? String == "Line\n\"quoted\"")
         #expect(p.response.header("Content-Type") == "application/problem+json")
@@ -228,8 +233,9 @@ import JSONKit
 
     /// A detached HTTPRequest serves the given parameters, headers and query.
     @Test func detachedRequest() {
-        let r = HTTPRequest(method: .GET, path: "/v1/x/7", routeTemplate: "/v1/x/{id}", pathParameters: [("id", "7")],
-                            headers: [("Authorization", "Bearer t")], query: [("limit", "5")])
+        let r = HTTPRequest(
+            method: .GET, path: "/v1/x/7", routeTemplate: "/v1/x/{id}", pathParameters: [("id", "7")],
+            headers: [("Authorization", "Bearer t")], query: [("limit", "5")])
         #expect(r.pathParameter("id") == "7")
         #expect(r.pathParameter("nope") == nil)
         #expect(r.header("authorization") == "Bearer t")

@@ -1,7 +1,7 @@
 import Foundation
 import SQLiteKit
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ConnectionTests {
     /// Opening applies the pragmas: WAL, synchronous, foreign keys, busy timeout.

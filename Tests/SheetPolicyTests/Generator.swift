@@ -1,6 +1,5 @@
-import TestSupport
 import SheetPolicy
-
+import TestSupport
 
 /// One generated input to the policy.
 struct GeneratedCase {

@@ -1,7 +1,7 @@
-import SheetWire
-import JSONKit
 import Foundation
+import JSONKit
 import SheetPolicy
+import SheetWire
 import Testing
 
 /// A decision whose exact JSON is kept in `Golden/<name>.json`, so any change in the output is a visible diff.
@@ -19,39 +19,50 @@ struct GoldenCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     static let all: [GoldenCase] = [
-        GoldenCase(name: "cards-ios-phone-content-measured",
-                   events: [.count("offers", 3), .count("promo", 1), .height("offers", 280)],
-                   context: Fixtures.context()),
-        GoldenCase(name: "cards-android-awaiting-height",
-                   events: [.count("offers", 2), .height("offers", 300)],
-                   context: Fixtures.context(platform: .android)),
-        GoldenCase(name: "nested-over-card-ipad",
-                   events: [.count("offers", 2), .height("offers", 280), .push("offer-detail", parent: "offers")],
-                   context: Fixtures.context(idiom: .pad)),
-        GoldenCase(name: "flow-large-steps-iphone-landscape",
-                   events: [.push("transfer-amount"), .replace("transfer-payee")],
-                   context: Fixtures.context("transfer", tab: nil, orientation: .landscape)),
-        GoldenCase(name: "dirty-form-keyboard-android",
-                   events: [.push("filters")],
-                   context: Fixtures.context(platform: .android, keyboard: true, dirty: true)),
-        GoldenCase(name: "medium-actions-nonmodal-ios",
-                   events: [.push("account-actions")],
-                   context: Fixtures.context(viewport: 780)),
-        GoldenCase(name: "latched",
-                   events: [.count("offers", 3), .dismiss("offers")],
-                   context: Fixtures.context()),
-        GoldenCase(name: "nested-other-screen-over-root",
-                   events: [.push("filters"), .push("transfer-done"), .height("transfer-done", 360)],
-                   context: Fixtures.context()),
-        GoldenCase(name: "no-swipe-android",
-                   events: [.push("no-swipe")],
-                   context: Fixtures.context("more", tab: nil, platform: .android)),
-        GoldenCase(name: "no-scrim-tap-ios-keyboard",
-                   events: [.push("no-scrim-tap")],
-                   context: Fixtures.context("more", tab: nil, keyboard: true)),
-        GoldenCase(name: "no-sheet-for-screen",
-                   events: [.count("offers", 3)],
-                   context: Fixtures.context("settings", tab: nil)),
+        GoldenCase(
+            name: "cards-ios-phone-content-measured",
+            events: [.count("offers", 3), .count("promo", 1), .height("offers", 280)],
+            context: Fixtures.context()),
+        GoldenCase(
+            name: "cards-android-awaiting-height",
+            events: [.count("offers", 2), .height("offers", 300)],
+            context: Fixtures.context(platform: .android)),
+        GoldenCase(
+            name: "nested-over-card-ipad",
+            events: [.count("offers", 2), .height("offers", 280), .push("offer-detail", parent: "offers")],
+            context: Fixtures.context(idiom: .pad)),
+        GoldenCase(
+            name: "flow-large-steps-iphone-landscape",
+            events: [.push("transfer-amount"), .replace("transfer-payee")],
+            context: Fixtures.context("transfer", tab: nil, orientation: .landscape)),
+        GoldenCase(
+            name: "dirty-form-keyboard-android",
+            events: [.push("filters")],
+            context: Fixtures.context(platform: .android, keyboard: true, dirty: true)),
+        GoldenCase(
+            name: "medium-actions-nonmodal-ios",
+            events: [.push("account-actions")],
+            context: Fixtures.context(viewport: 780)),
+        GoldenCase(
+            name: "latched",
+            events: [.count("offers", 3), .dismiss("offers")],
+            context: Fixtures.context()),
+        GoldenCase(
+            name: "nested-other-screen-over-root",
+            events: [.push("filters"), .push("transfer-done"), .height("transfer-done", 360)],
+            context: Fixtures.context()),
+        GoldenCase(
+            name: "no-swipe-android",
+            events: [.push("no-swipe")],
+            context: Fixtures.context("more", tab: nil, platform: .android)),
+        GoldenCase(
+            name: "no-scrim-tap-ios-keyboard",
+            events: [.push("no-scrim-tap")],
+            context: Fixtures.context("more", tab: nil, keyboard: true)),
+        GoldenCase(
+            name: "no-sheet-for-screen",
+            events: [.count("offers", 3)],
+            context: Fixtures.context("settings", tab: nil)),
     ]
 }
 
@@ -86,7 +97,13 @@ struct GoldenTests {
         for (index, byte) in bytes.enumerated() {
             if inString {
                 out.append(byte)
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch byte {

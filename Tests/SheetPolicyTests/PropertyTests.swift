@@ -1,8 +1,8 @@
-import TestSupport
-import SheetWire
-import JSONKit
 import Foundation
+import JSONKit
 import SheetPolicy
+import SheetWire
+import TestSupport
 import Testing
 
 /// Properties of issue 3, each checked over thousands of generated catalogs, states and contexts.
@@ -170,8 +170,9 @@ struct PropertyTests {
                 guard let seq = stored.seq else { continue }
                 var state = c.state
                 let effect = SheetPolicy.apply(
-                    .countReported(containerId: key.containerId, filter: key.filter, count: rng.int(in: 0...9),
-                                   seq: seq - rng.int(in: 0...2)),
+                    .countReported(
+                        containerId: key.containerId, filter: key.filter, count: rng.int(in: 0...9),
+                        seq: seq - rng.int(in: 0...2)),
                     to: &state, catalog: c.catalog)
                 #expect(!effect.applied && effect.count == stored.count && state == c.state)
             }

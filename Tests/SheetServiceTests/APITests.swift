@@ -298,5 +298,8 @@ enum TokenVerifierFactory {
         return "\(header).\(payload).\(b64(mac))"
     }
 
-    static func b64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") }
+    static func b64(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+            of: "=", with: "")
+    }
 }

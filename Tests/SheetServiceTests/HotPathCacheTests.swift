@@ -1,8 +1,10 @@
 import Concurrency
 import Foundation
 import MicroHTTP
-@testable import SheetService
+import SheetPolicy
 import Testing
+
+@testable import SheetService
 
 /// The hot-path caches (issue 6) must not change any answer: verified tokens still expire, the admin
 /// token is never cached, and cached decisions follow every write.
@@ -42,9 +44,11 @@ import Testing
         let verifier = TokenVerifier(jwtSecret: "bytes-secret", adminToken: "bytes-admin", clockSkewSeconds: 60)
         let token = verifier.issueUserToken(sub: "carol", now: now, ttl: 100)
         let forged = TokenVerifier(jwtSecret: "another-secret", adminToken: "x").issueUserToken(sub: "carol", now: now, ttl: 100)
-        let values = ["Bearer \(token)", "bearer \(token)", "BEARER \(token)", "Bearer  \(token) ", "Bearer \(token)x",
-                      "Bearer \(token.dropLast())", "Bearer \(forged)", "Basic abc", "", "Bearer ", "Bearer bytes-admin",
-                      "Bearer\t\(token)", "Bearer \u{e9}\(token)"]
+        let values = [
+            "Bearer \(token)", "bearer \(token)", "BEARER \(token)", "Bearer  \(token) ", "Bearer \(token)x",
+            "Bearer \(token.dropLast())", "Bearer \(forged)", "Basic abc", "", "Bearer ", "Bearer bytes-admin",
+            "Bearer\t\(token)", "Bearer \u{e9}\(token)",
+        ]
         for t in [now, now, now + 161] {
             for v in values {
                 let viaString = Result { () throws(TokenError) in try verifier.principal(authorization: v, now: t) }
@@ -120,14 +124,18 @@ import Testing
         #expect(etagsComputed == 4)
         let screens = (0..<6).map { "screen\($0)" }
         for (i, screen) in screens.enumerated() {
-            cache.insert(userId: "c", context: ClientContext(screen: screen, tab: nil, platform: .android), catalogVersion: 0,
-                         epoch: cache.epoch(of: "c"), answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
+            cache.insert(
+                userId: "c", context: ClientContext(screen: screen, tab: nil, platform: .android), catalogVersion: 0,
+                epoch: cache.epoch(of: "c"), answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
         }
-        let held = screens.map { cache.lookup(userId: "c", context: ClientContext(screen: $0, tab: nil, platform: .android), catalogVersion: 0)?.body }
+        let held = screens.map {
+            cache.lookup(userId: "c", context: ClientContext(screen: $0, tab: nil, platform: .android), catalogVersion: 0)?.body
+        }
         #expect(held == [nil, nil, [2], [3], [4], [5]])
         // Computing an already held context again replaces it and keeps the others.
-        cache.insert(userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0,
-                     epoch: cache.epoch(of: "c"), answer: .init(body: [9], etag: "\"9\""))
+        cache.insert(
+            userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0,
+            epoch: cache.epoch(of: "c"), answer: .init(body: [9], etag: "\"9\""))
         #expect(cache.lookup(userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0)?.body == [9])
         #expect(cache.lookup(userId: "c", context: ClientContext(screen: "screen3", tab: nil, platform: .android), catalogVersion: 0)?.body == [3])
     }
@@ -156,8 +164,9 @@ import Testing
     /// `SHEETD_DECISION_CACHE=0` keeps nothing; a size rounds to whole shards of two generations.
     @Test func decisionCacheSizeAndOff() throws {
         let off = DecisionCache(users: 0)
-        off.insert(userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, epoch: off.epoch(of: "u1"),
-                   answer: .init(body: [1], etag: "\"a\""))
+        off.insert(
+            userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, epoch: off.epoch(of: "u1"),
+            answer: .init(body: [1], etag: "\"a\""))
         #expect(off.lookup(userId: "u1", context: ClientContextForTests.home, catalogVersion: 0) == nil)
         #expect(off.count == 0)
         #expect(DecisionCache(users: 65_536).generationCapacity == 512)
@@ -169,7 +178,6 @@ import Testing
     }
 }
 
-import SheetPolicy
 enum ClientContextForTests {
     static let home = ClientContext(screen: "home", tab: "accounts", platform: .ios)
 }

@@ -38,10 +38,11 @@ struct OpenAPIConformanceTests {
     /// The `/metrics` example lists exactly the metric families the server exposes (by `# TYPE` line).
     @Test func metricsExampleNamesTheServedFamilies() throws {
         func families(_ text: some StringProtocol) -> Set<String> {
-            Set(text.split(separator: "\n").compactMap { line -> String? in
-                let trimmed = line.drop { $0 == " " }
-                return trimmed.hasPrefix("# TYPE ") ? String(trimmed.dropFirst(7)) : nil
-            })
+            Set(
+                text.split(separator: "\n").compactMap { line -> String? in
+                    let trimmed = line.drop { $0 == " " }
+                    return trimmed.hasPrefix("# TYPE ") ? String(trimmed.dropFirst(7)) : nil
+                })
         }
         let yaml = LiveService.openAPIText
         let start = try #require(yaml.range(of: "operationId: getMetrics"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,8 +30,9 @@ import Glibc
         let dir = FileManager.default.temporaryDirectory.appending(path: "sheetd-port-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try ProcessTests.run(["serve", "--db", dir.appending(path: "db.sqlite").path, "--port", String(port)],
-                                     environment: ["SHEETD_JWT_SECRET": "x", "SHEETD_ADMIN_TOKEN": "y"])
+        let r = try ProcessTests.run(
+            ["serve", "--db", dir.appending(path: "db.sqlite").path, "--port", String(port)],
+            environment: ["SHEETD_JWT_SECRET": "x", "SHEETD_ADMIN_TOKEN": "y"])
         #expect(r.status == 1)
         #expect(r.stderr.components(separatedBy: "cannot listen on").count == 2, "stderr: \(r.stderr)")
         #expect(r.stderr.contains("127.0.0.1:\(port)"))

@@ -65,8 +65,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let catalog = dir.appending(path: "catalog.json")
         try Data(#"{"sheets":[{"id":"fine","kind":"action","screen":"s"},{"id":"broken","kind":"cards","screen":"s"}]}"#.utf8).write(to: catalog)
-        let r = try Self.run(["serve", "--db", dir.appending(path: "db.sqlite").path, "--catalog", catalog.path, "--port", "0"],
-                             environment: ["SHEETD_JWT_SECRET": "x", "SHEETD_ADMIN_TOKEN": "y"])
+        let r = try Self.run(
+            ["serve", "--db", dir.appending(path: "db.sqlite").path, "--catalog", catalog.path, "--port", "0"],
+            environment: ["SHEETD_JWT_SECRET": "x", "SHEETD_ADMIN_TOKEN": "y"])
         #expect(r.status == 2)
         #expect(r.stderr.contains("broken"))
         #expect(r.stderr.contains("containerId"))
@@ -93,7 +94,9 @@ import Testing
         // Headers and half the body, then SIGTERM, then the rest of the body.
         let socket = try RawSocket(port: port)
         let body = #"{"count":3}"#
-        try socket.send("PUT /v1/users/t/containers/c/count HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body.prefix(4))
+        try socket.send(
+            "PUT /v1/users/t/containers/c/count HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                + body.prefix(4))
         Thread.sleep(forTimeInterval: 0.2)
         kill(process.processIdentifier, SIGTERM)
         Thread.sleep(forTimeInterval: 0.2)

@@ -1,12 +1,12 @@
-import SheetWire
-import JSONKit
 import Foundation
+import JSONKit
 import MicroHTTP
 import SheetPolicy
 import SheetService
 import SheetStore
-import Testing
+import SheetWire
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -21,9 +21,11 @@ import Glibc
         try Fixtures.install(live)
         let port = live.server.port
         let answers = Concurrently.run(50) { i in
-            RawHTTP.send(port: port, RawHTTP.request(
-                "PUT", "/v1/users/dup/containers/c1/count", token: LiveService.adminToken,
-                body: #"{"count":\#(i + 1),"eventId":"same-id"}"#))
+            RawHTTP.send(
+                port: port,
+                RawHTTP.request(
+                    "PUT", "/v1/users/dup/containers/c1/count", token: LiveService.adminToken,
+                    body: #"{"count":\#(i + 1),"eventId":"same-id"}"#))
         }
         #expect(answers.allSatisfy { $0.status == 200 })
         let fresh = answers.filter { !$0.head.lowercased().contains("idempotent-replayed: true") }
@@ -53,14 +55,18 @@ import Glibc
                 switch (i * 7 + round * 2) % 3 {
                 case 0, 1:
                     let count = seq % 4 + 1
-                    let a = RawHTTP.send(port: port, RawHTTP.request(
-                        "PUT", "/v1/users/\(user)/containers/offers-home/count", token: LiveService.adminToken,
-                        body: #"{"count":\#(count),"seq":\#(seq)}"#))
+                    let a = RawHTTP.send(
+                        port: port,
+                        RawHTTP.request(
+                            "PUT", "/v1/users/\(user)/containers/offers-home/count", token: LiveService.adminToken,
+                            body: #"{"count":\#(count),"seq":\#(seq)}"#))
                     out.append((user, seq, count, a))
                 default:
-                    let a = RawHTTP.send(port: port, RawHTTP.request(
-                        "POST", "/v1/users/\(user)/dismissals", token: LiveService.adminToken,
-                        body: #"{"sheetId":"offers","method":"swipe"}"#))
+                    let a = RawHTTP.send(
+                        port: port,
+                        RawHTTP.request(
+                            "POST", "/v1/users/\(user)/dismissals", token: LiveService.adminToken,
+                            body: #"{"sheetId":"offers","method":"swipe"}"#))
                     out.append((user, 0, 0, a))
                 }
             }
@@ -92,9 +98,11 @@ import Glibc
         let before = live.store.writeStatistics
         let answers = Concurrently.run(48) { i -> [RawHTTP.Answer] in
             (0..<10).map { round in
-                RawHTTP.send(port: port, RawHTTP.request(
-                    "PUT", "/v1/users/gc\(i)/containers/offers-home/count", token: LiveService.adminToken,
-                    body: #"{"count":\#(round + 1),"seq":\#(round + 1)}"#))
+                RawHTTP.send(
+                    port: port,
+                    RawHTTP.request(
+                        "PUT", "/v1/users/gc\(i)/containers/offers-home/count", token: LiveService.adminToken,
+                        body: #"{"count":\#(round + 1),"seq":\#(round + 1)}"#))
             }
         }
         #expect(answers.joined().allSatisfy { $0.status == 200 })
@@ -128,14 +136,20 @@ import Glibc
                 switch (i + round) % 4 {
                 case 0, 1:
                     let count = 2 + (i + round) % 3 / 2, seq = 2 + (i * 5 + round) % 7
-                    return (.countReported(containerId: "offers-home", filter: "", count: count, seq: seq), "PUT",
-                            "/v1/users/\(user)/containers/offers-home/count", #"{"count":\#(count),"seq":\#(seq)}"#)
+                    return (
+                        .countReported(containerId: "offers-home", filter: "", count: count, seq: seq), "PUT",
+                        "/v1/users/\(user)/containers/offers-home/count", #"{"count":\#(count),"seq":\#(seq)}"#
+                    )
                 case 2:
-                    return (.sheetDismissed(sheetId: "offers", method: .swipe), "POST", "/v1/users/\(user)/dismissals",
-                            #"{"sheetId":"offers","method":"swipe"}"#)
+                    return (
+                        .sheetDismissed(sheetId: "offers", method: .swipe), "POST", "/v1/users/\(user)/dismissals",
+                        #"{"sheetId":"offers","method":"swipe"}"#
+                    )
                 default:
-                    return (.sheetOpened(sheetId: "offer-detail", mode: .push, parentSheetId: "offers"), "POST",
-                            "/v1/users/\(user)/presentations", #"{"sheetId":"offer-detail","mode":"push","parentSheetId":"offers"}"#)
+                    return (
+                        .sheetOpened(sheetId: "offer-detail", mode: .push, parentSheetId: "offers"), "POST",
+                        "/v1/users/\(user)/presentations", #"{"sheetId":"offer-detail","mode":"push","parentSheetId":"offers"}"#
+                    )
                 }
             }
             let answers = Concurrently.run(events.count) { i in
@@ -182,10 +196,16 @@ import Glibc
         #expect(try live.put("/v1/users/l/containers/offers-home/count", #"{"count":3,"seq":1}"#).status == 200)
         let answers = Concurrently.run(32) { i in
             i % 2 == 0
-                ? RawHTTP.send(port: port, RawHTTP.request("POST", "/v1/users/l/dismissals", token: LiveService.adminToken,
-                                                           body: #"{"sheetId":"offers","method":"swipe"}"#))
-                : RawHTTP.send(port: port, RawHTTP.request("PUT", "/v1/users/l/containers/offers-home/count",
-                                                           token: LiveService.adminToken, body: #"{"count":3,"seq":\#(i + 1)}"#))
+                ? RawHTTP.send(
+                    port: port,
+                    RawHTTP.request(
+                        "POST", "/v1/users/l/dismissals", token: LiveService.adminToken,
+                        body: #"{"sheetId":"offers","method":"swipe"}"#))
+                : RawHTTP.send(
+                    port: port,
+                    RawHTTP.request(
+                        "PUT", "/v1/users/l/containers/offers-home/count",
+                        token: LiveService.adminToken, body: #"{"count":3,"seq":\#(i + 1)}"#))
         }
         #expect(answers.allSatisfy { $0.status == 200 })
         #expect(try live.store.userState(userId: "l").latches["offers"] == 3)
@@ -208,8 +228,9 @@ import Glibc
     func hostileBodiesAreRejected(name: String, method: String, headers: [String], body: String, status: Int) throws {
         let live = try LiveService()
         let framed = headers.contains { $0.hasPrefix("Content-Length") || $0.hasPrefix("Transfer-Encoding") }
-        let request = RawHTTP.request(method, "/v1/users/h/containers/c1/count", token: LiveService.adminToken,
-                                      body: body, headers: headers, contentLength: !framed)
+        let request = RawHTTP.request(
+            method, "/v1/users/h/containers/c1/count", token: LiveService.adminToken,
+            body: body, headers: headers, contentLength: !framed)
         let answer = RawHTTP.send(port: live.server.port, request)
         #expect(answer.status == status, "\(name): \(answer.head)")
         #expect(answer.seconds < 2, "\(name): \(answer.seconds) s")
@@ -298,8 +319,10 @@ enum RawHTTP {
         var description: String { "\(status) \(body.prefix(200))" }
     }
 
-    static func request(_ method: String, _ path: String, token: String?, body: String?, headers: [String] = [],
-                        contentLength: Bool = true) -> [UInt8] {
+    static func request(
+        _ method: String, _ path: String, token: String?, body: String?, headers: [String] = [],
+        contentLength: Bool = true
+    ) -> [UInt8] {
         var lines = ["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"]
         if let token { lines.append("Authorization: Bearer \(token)") }
         if let body {

@@ -9,8 +9,10 @@ import Testing
     static let path = "/v1/users/u1/decision/stream?" + Fixtures.homeAccountsIOS
     static let decisionPath = "/v1/users/u1/decision?" + Fixtures.homeAccountsIOS
 
-    private func open(_ live: LiveService, token: String? = nil, headers: [(String, String)] = [],
-                      path: String = StreamTests.path) throws -> EventStreamClient {
+    private func open(
+        _ live: LiveService, token: String? = nil, headers: [(String, String)] = [],
+        path: String = StreamTests.path
+    ) throws -> EventStreamClient {
         let bearer = token ?? live.userToken("u1")
         return try EventStreamClient(port: live.server.port, target: path, headers: [("Authorization", "Bearer \(bearer)")] + headers)
     }
@@ -217,9 +219,10 @@ import Testing
 
         let port = live.server.port
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
-            _ = try? fetch(port, "PUT", "/v1/users/u1/containers/offers-home/count",
-                           headers: [("Authorization", "Bearer \(LiveService.adminToken)"), ("Content-Type", "application/json")],
-                           body: Array(#"{"count": 2}"#.utf8))
+            _ = try? fetch(
+                port, "PUT", "/v1/users/u1/containers/offers-home/count",
+                headers: [("Authorization", "Bearer \(LiveService.adminToken)"), ("Content-Type", "application/json")],
+                body: Array(#"{"count": 2}"#.utf8))
         }
         let changed = try live.get(Self.decisionPath, headers: ["If-None-Match": etag, "Prefer": "wait=5"])
         #expect(changed.status == 200)
@@ -250,8 +253,9 @@ import Testing
         let listening = try #require(reader.waitFor("\"msg\":\"listening\"", seconds: 10))
         let port = try #require(Int(listening.split(separator: "\"port\":")[1].prefix { $0.isNumber }))
         let streams = try (0..<3).map { _ in
-            try EventStreamClient(port: port, target: "/v1/users/s/decision/stream?screen=home&platform=android",
-                                  headers: [("Authorization", "Bearer admin")])
+            try EventStreamClient(
+                port: port, target: "/v1/users/s/decision/stream?screen=home&platform=android",
+                headers: [("Authorization", "Bearer admin")])
         }
         for stream in streams { _ = try stream.next() }
         let started = Date()

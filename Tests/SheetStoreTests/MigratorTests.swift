@@ -1,9 +1,9 @@
 import Foundation
 import SQLiteKit
+import TestSupport
 import Testing
 
 @testable import SheetStore
-import TestSupport
 
 @Suite struct MigratorTests {
     /// An empty database gets every shipped migration, each recorded with its checksum.

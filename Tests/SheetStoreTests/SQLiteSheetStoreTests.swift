@@ -2,10 +2,10 @@ import Concurrency
 import Foundation
 import SQLiteKit
 import SheetPolicy
+import TestSupport
 import Testing
 
 @testable import SheetStore
-import TestSupport
 
 /// A store on a fresh temporary file, closed and removed afterwards.
 func withStore<T>(_ body: (SQLiteSheetStore, TemporaryDirectory) throws -> T) throws -> T {
@@ -58,7 +58,9 @@ let sampleState = UserState(
     /// The stored row is the new state, removals included; an empty state leaves no row.
     @Test func updateWritesTheDifference() throws {
         try withStore { store, dir throws in
-            _ = try store.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+            _ = try store.update(userId: "u1", eventId: nil) { state in
+                state = sampleState; return []
+            }
             var expected = sampleState
             expected.containers[ContainerKey(containerId: "accounts", filter: "savings")] = nil
             expected.containers[ContainerKey(containerId: "accounts")] = ContainerCount(count: 4, seq: 8)
@@ -81,7 +83,9 @@ let sampleState = UserState(
             #expect(try db.scalar("SELECT state FROM user_states WHERE user_id = 'u1'") == .blob(UserStateCodec.encode(expected)))
 
             // Emptying the whole state deletes the row: it reads exactly as a user never seen.
-            _ = try store.update(userId: "u1", eventId: nil) { state in state = UserState(); return [] }
+            _ = try store.update(userId: "u1", eventId: nil) { state in
+                state = UserState(); return []
+            }
             #expect(try store.userState(userId: "u1") == UserState())
             #expect(try db.scalar("SELECT count(*) FROM user_states") == .integer(0))
         }
@@ -114,7 +118,9 @@ let sampleState = UserState(
     /// A throwing body changes nothing and records no event; its error comes back unchanged.
     @Test func throwingBodyChangesNothing() throws {
         try withStore { store, _ throws in
-            _ = try store.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+            _ = try store.update(userId: "u1", eventId: nil) { state in
+                state = sampleState; return []
+            }
             #expect(throws: BodyFailed()) {
                 try store.update(userId: "u1", eventId: "e1") { state in
                     state = UserState(latches: ["x": 1])
@@ -130,8 +136,12 @@ let sampleState = UserState(
     /// Erasing a user removes every row of theirs, processed events included, and nobody else's.
     @Test func deleteUserErasesEverything() throws {
         try withStore { store, dir throws in
-            _ = try store.update(userId: "u1", eventId: "e1") { state in state = sampleState; return [1] }
-            _ = try store.update(userId: "u2", eventId: "e1") { state in state = sampleState; return [2] }
+            _ = try store.update(userId: "u1", eventId: "e1") { state in
+                state = sampleState; return [1]
+            }
+            _ = try store.update(userId: "u2", eventId: "e1") { state in
+                state = sampleState; return [2]
+            }
             try store.deleteUser(userId: "u1")
             try store.deleteUser(userId: "never-seen")
             #expect(try store.userState(userId: "u1") == UserState())
@@ -208,7 +218,9 @@ let sampleState = UserState(
         let store = try SQLiteSheetStore.open(path: dir.file())
         let acknowledged = ConcurrentCounter()
         let refused = ConcurrentCounter()
-        let closer = Thread { usleep(20_000); store.close() }
+        let closer = Thread {
+            usleep(20_000); store.close()
+        }
         closer.start()
         runOnThreads(8) { _ in
             for _ in 0..<2000 {
@@ -243,10 +255,13 @@ let sampleState = UserState(
             let done = DispatchSemaphore(value: 0)
             let total = 500
             for i in 0..<total {
-                store.submit(userId: "u\(i)", eventId: "e\(i)", { state in
-                    state.containers[Self.key] = ContainerCount(count: i)
-                    return [UInt8(i % 256)]
-                }) { result in
+                store.submit(
+                    userId: "u\(i)", eventId: "e\(i)",
+                    { state in
+                        state.containers[Self.key] = ContainerCount(count: i)
+                        return [UInt8(i % 256)]
+                    }
+                ) { result in
                     #expect(try! result.get() == EventResult(outcome: [UInt8(i % 256)], replayed: false))
                     if observer.count(of: "u\(i)") != i { notVisible.add() }
                     completed.add()
@@ -303,10 +318,13 @@ let sampleState = UserState(
             for round in 0..<3 {
                 for user in users {
                     done.enter()
-                    store.submit(userId: user, eventId: nil, { state in
-                        state.containers[Self.key] = ContainerCount(count: round + 1)
-                        return []
-                    }) { _ in done.leave() }
+                    store.submit(
+                        userId: user, eventId: nil,
+                        { state in
+                            state.containers[Self.key] = ContainerCount(count: round + 1)
+                            return []
+                        }
+                    ) { _ in done.leave() }
                 }
             }
             #expect(done.wait(timeout: .now() + 120) == .success)
@@ -318,7 +336,9 @@ let sampleState = UserState(
             // both off). With them it stayed at 9–26 MB in every run so far.
             #expect(wal < 40 << 20, "WAL \(wal) bytes")
             #expect(try store.userState(userId: users[123]).count(for: Self.key) == 3)
-            print("sustained writes: \(stats.commits) commits, \(stats.checkpoints) background checkpoints, \(stats.walRestarts) restarts, WAL \(wal / 1024) KiB")
+            print(
+                "sustained writes: \(stats.commits) commits, \(stats.checkpoints) background checkpoints, \(stats.walRestarts) restarts, WAL \(wal / 1024) KiB"
+            )
         }
     }
 
@@ -326,7 +346,9 @@ let sampleState = UserState(
     /// for the busy timeout: the writer's checkpoint gives up after a few milliseconds and writes go on.
     @Test func longReaderDoesNotStallWrites() throws {
         try withStore { store, dir throws in
-            _ = try store.update(userId: "seed", eventId: nil) { state in state.containers[Self.key] = ContainerCount(count: 1); return [] }
+            _ = try store.update(userId: "seed", eventId: nil) { state in
+                state.containers[Self.key] = ContainerCount(count: 1); return []
+            }
             let reader = try Connection(path: dir.file(), flags: [.readOnly], options: .init(walJournal: false))
             try reader.execute("BEGIN")
             _ = try reader.scalar("SELECT count(*) FROM user_states")
@@ -467,9 +489,10 @@ final class ConcurrentCounter: @unchecked Sendable {
     /// A bad row is a failure naming the SQL, and a failed batch writes nothing.
     @Test func invalidDefinitionsFail() throws {
         try withStore { store, _ throws in
-            let error = try #require(#expect(throws: StoreError.self) {
-                _ = try store.putSheet(StoredSheet(id: "x", json: "not json"))
-            })
+            let error = try #require(
+                #expect(throws: StoreError.self) {
+                    _ = try store.putSheet(StoredSheet(id: "x", json: "not json"))
+                })
             guard case .failure(let message) = error else { Issue.record("expected .failure, got \(error)"); return }
             #expect(message.contains("INSERT INTO sheets"))
             #expect(throws: StoreError.self) {
@@ -486,7 +509,11 @@ final class ConcurrentCounter: @unchecked Sendable {
         let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let store = try SQLiteSheetStore.open(path: dir.file())
-        for i in 0..<50 { _ = try store.update(userId: "u\(i)", eventId: "e") { state in state = sampleState; return [] } }
+        for i in 0..<50 {
+            _ = try store.update(userId: "u\(i)", eventId: "e") { state in
+                state = sampleState; return []
+            }
+        }
         // Readers on other threads, so close has connections of other threads to close as well.
         runOnThreads(4) { i in _ = try! store.userState(userId: "u\(i)") }
         try store.ping()
@@ -507,25 +534,30 @@ final class ConcurrentCounter: @unchecked Sendable {
     /// changes nothing, leaves no transaction open, and the next write succeeds on its own.
     @Test func fullDatabaseRecovers() throws {
         try withStore { store, _ throws in
-            _ = try store.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+            _ = try store.update(userId: "u1", eventId: nil) { state in
+                state = sampleState; return []
+            }
             try store.writer.withLock { writer in
                 let db = try #require(writer.current)
                 let pages = try #require(try db.pragma("page_count"))
                 guard case .integer(let count) = pages else { return }
                 try db.execute("PRAGMA max_page_count = \(count)")
             }
-            let error = try #require(#expect(throws: StoreError.self) {
-                _ = try store.update(userId: "u1", eventId: "big") { state in
-                    for i in 0..<5000 { state.containers[ContainerKey(containerId: "c\(i)")] = ContainerCount(count: i) }
-                    return []
-                }
-            })
+            let error = try #require(
+                #expect(throws: StoreError.self) {
+                    _ = try store.update(userId: "u1", eventId: "big") { state in
+                        for i in 0..<5000 { state.containers[ContainerKey(containerId: "c\(i)")] = ContainerCount(count: i) }
+                        return []
+                    }
+                })
             guard case .unavailable(let message) = error else { Issue.record("expected unavailable, got \(error)"); return }
             #expect(message.contains("SQL"))
             #expect(store.writer.withLock { $0.current?.isAutocommit ?? true }, "no transaction left open")
             #expect(try store.userState(userId: "u1") == sampleState)
             // The faulty connection was dropped; the next write reopens and succeeds.
-            _ = try store.update(userId: "u1", eventId: "big") { state in state.latches["after"] = 1; return [] }
+            _ = try store.update(userId: "u1", eventId: "big") { state in
+                state.latches["after"] = 1; return []
+            }
             #expect(try store.userState(userId: "u1").latches["after"] == 1)
             try store.ping()
         }
@@ -538,7 +570,9 @@ final class ConcurrentCounter: @unchecked Sendable {
         defer { dir.remove() }
         let path = dir.file()
         let setup = try SQLiteSheetStore.open(path: path)
-        _ = try setup.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+        _ = try setup.update(userId: "u1", eventId: nil) { state in
+            state = sampleState; return []
+        }
         setup.close()
 
         guard makeReadOnly(path, true) else {
@@ -550,9 +584,12 @@ final class ConcurrentCounter: @unchecked Sendable {
         defer { store.close() }
         #expect(try store.userState(userId: "u1") == sampleState)
         #expect(throws: StoreError.self, "readiness notices the read-only writer before any write") { try store.ping() }
-        let error = try #require(#expect(throws: StoreError.self) {
-            _ = try store.update(userId: "u1", eventId: "e") { state in state.latches["x"] = 1; return [] }
-        })
+        let error = try #require(
+            #expect(throws: StoreError.self) {
+                _ = try store.update(userId: "u1", eventId: "e") { state in
+                    state.latches["x"] = 1; return []
+                }
+            })
         guard case .unavailable(let message) = error else { Issue.record("expected unavailable, got \(error)"); return }
         #expect(message.lowercased().contains("readonly") || message.contains("read-only") || message.contains("SQL"))
         #expect(throws: StoreError.self) { try store.putSheet(StoredSheet(id: "s", json: "{}")) }
@@ -561,7 +598,9 @@ final class ConcurrentCounter: @unchecked Sendable {
 
         #expect(makeReadOnly(path, false))
         try store.ping()
-        _ = try store.update(userId: "u1", eventId: "e") { state in state.latches["x"] = 1; return [] }
+        _ = try store.update(userId: "u1", eventId: "e") { state in
+            state.latches["x"] = 1; return []
+        }
         #expect(try store.userState(userId: "u1").latches["x"] == 1)
     }
 }

@@ -30,14 +30,16 @@ extension SheetDefinition {
     public var designViolations: [DesignFinding] {
         var found: [DesignFinding] = []
         if style == .strict && dismissAffordance == .closeIcon {
-            found.append(DesignFinding(
-                field: "dismissAffordance",
-                reason: "must not be closeIcon on a strict sheet (003: \"no top-right close button\"); use cancelButton or none"))
+            found.append(
+                DesignFinding(
+                    field: "dismissAffordance",
+                    reason: "must not be closeIcon on a strict sheet (003: \"no top-right close button\"); use cancelButton or none"))
         }
         if kind == .action, let affordance = dismissAffordance, affordance != .none {
-            found.append(DesignFinding(
-                field: "dismissAffordance",
-                reason: "must be none on an action sheet (000: \"Don't use an explicit button for dismissal\")"))
+            found.append(
+                DesignFinding(
+                    field: "dismissAffordance",
+                    reason: "must be none on an action sheet (000: \"Don't use an explicit button for dismissal\")"))
         }
         return found
     }
@@ -48,14 +50,16 @@ extension SheetDefinition {
     public var designWarnings: [DesignFinding] {
         var found: [DesignFinding] = []
         if kind == .input && style == .flexible {
-            found.append(DesignFinding(
-                field: "style",
-                reason: "flexible on an input sheet: 003 \"Don't use .flexible for forms / inputs\" (strict's header anchors the title)"))
+            found.append(
+                DesignFinding(
+                    field: "style",
+                    reason: "flexible on an input sheet: 003 \"Don't use .flexible for forms / inputs\" (strict's header anchors the title)"))
         }
         if kind == .input && inputCount > 1, let size, size != .large {
-            found.append(DesignFinding(
-                field: "size",
-                reason: "\(size.rawValue) with \(inputCount) inputs: 000 \"Use a Large Size sheet when presenting multiple inputs\""))
+            found.append(
+                DesignFinding(
+                    field: "size",
+                    reason: "\(size.rawValue) with \(inputCount) inputs: 000 \"Use a Large Size sheet when presenting multiple inputs\""))
         }
         return found
     }

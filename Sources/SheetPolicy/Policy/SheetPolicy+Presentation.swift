@@ -318,7 +318,8 @@ extension SheetPolicy {
         case .replace:
             // A flow step: same sheet, new content, when both steps share a variant other than content.
             guard let previous = entry.replacedSheetId ?? below else { return nil }
-            let sameVariant = entry.replacedSheetId != nil
+            let sameVariant =
+                entry.replacedSheetId != nil
                 && catalog[previous].map { $0.resolvedSize == sheet.resolvedSize && sheet.resolvedSize != .content } == true
             return Transition(
                 from: previous, mode: sameVariant ? .replaceContent : .resize, waitForContentHeight: awaitingContentHeight)

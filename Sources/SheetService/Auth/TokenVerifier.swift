@@ -1,5 +1,5 @@
-import JSONKit
 import Crypto
+import JSONKit
 import SheetPolicy
 
 /// Who is calling: the admin, or one user proven by an HS256 JWT.
@@ -10,7 +10,8 @@ public enum Principal: Sendable, Equatable {
 
 /// Why a bearer token was refused; every case answers 401.
 public enum TokenError: Error, Equatable, Sendable {
-    case missing, notBearer, tooLong, malformed, unsupportedAlgorithm, badSignature, expired, notYetValid, invalidClaims(String)
+    case missing, notBearer, tooLong, malformed, unsupportedAlgorithm, badSignature, expired, notYetValid
+    case invalidClaims(String)
 
     var detail: String {
         switch self {
@@ -143,7 +144,8 @@ public struct TokenVerifier: Sendable {
         default: seconds = nil
         }
         guard let seconds, numericDateRange.contains(seconds) else {
-            throw .invalidClaims("\(name) must be a NumericDate from \(numericDateRange.lowerBound) to \(numericDateRange.upperBound) (seconds since 1970)")
+            throw .invalidClaims(
+                "\(name) must be a NumericDate from \(numericDateRange.lowerBound) to \(numericDateRange.upperBound) (seconds since 1970)")
         }
         return seconds
     }

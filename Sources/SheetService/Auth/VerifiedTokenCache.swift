@@ -91,7 +91,8 @@ enum BearerFastPath {
         guard b.count > 7 else { return nil }
         // "bearer " in any case: `| 0x20` maps exactly the two cases of a letter onto its lower case.
         guard b[0] | 0x20 == 0x62, b[1] | 0x20 == 0x65, b[2] | 0x20 == 0x61, b[3] | 0x20 == 0x72,
-              b[4] | 0x20 == 0x65, b[5] | 0x20 == 0x72, b[6] == 0x20 else { return nil }
+            b[4] | 0x20 == 0x65, b[5] | 0x20 == 0x72, b[6] == 0x20
+        else { return nil }
         let first = b[7], last = b[b.count - 1]
         guard first > 0x20 && first < 0x7F && last > 0x20 && last < 0x7F else { return nil }
         return UnsafeBufferPointer(rebasing: b[7...])

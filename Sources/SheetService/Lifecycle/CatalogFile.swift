@@ -1,7 +1,7 @@
 import FoundationEssentials
 import JSONKit
 import MicroHTTP
-import SheetPolicy
+public import SheetPolicy
 
 /// The `--catalog` file: `{"sheets": [definition, ...]}` in the API's own definition format.
 public enum CatalogFile {

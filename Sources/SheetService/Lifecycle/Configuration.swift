@@ -1,6 +1,6 @@
 import FoundationEssentials
-import MicroHTTP
-import SheetStore
+public import MicroHTTP
+public import SheetStore
 
 /// A configuration problem: reported as one line on stderr, exit code 2.
 public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
@@ -186,8 +186,9 @@ public struct Configuration: Sendable {
 
     static func isIPv4(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { p in
-            !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCII) && p.allSatisfy(\.isNumber) && Int(p)! <= 255
-        }
+        return parts.count == 4
+            && parts.allSatisfy { p in
+                !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCII) && p.allSatisfy(\.isNumber) && Int(p)! <= 255
+            }
     }
 }

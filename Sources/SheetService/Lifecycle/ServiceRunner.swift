@@ -4,6 +4,7 @@ import MicroHTTP
 import SheetPolicy
 import SheetStore
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -58,10 +59,11 @@ public enum ServiceRunner {
         let metrics = HTTPMetrics()
         let service: SheetService
         do {
-            service = try SheetService(store: store, tokens: tokens, metrics: metrics, openAPIDocument: openAPIDocument,
-                                       decisionCacheUsers: configuration.decisionCacheUsers, maxStreams: configuration.maxStreams,
-                                       streamHeartbeatSeconds: configuration.streamHeartbeatSeconds,
-                                       stateLimits: configuration.stateLimits)
+            service = try SheetService(
+                store: store, tokens: tokens, metrics: metrics, openAPIDocument: openAPIDocument,
+                decisionCacheUsers: configuration.decisionCacheUsers, maxStreams: configuration.maxStreams,
+                streamHeartbeatSeconds: configuration.streamHeartbeatSeconds,
+                stateLimits: configuration.stateLimits)
             for list in catalogDefinitions {
                 do {
                     try service.loadCatalog(list.definitions)
@@ -70,9 +72,11 @@ public enum ServiceRunner {
                     // A read-only database still serves reads; the file's definitions serve from memory.
                     guard case .unavailable(let why) = error else { throw error }
                     service.useCatalogWithoutStoring(list.definitions)
-                    Log.write(.warn, "catalog not stored: the database takes no writes; serving it from the file", [
-                        ("path", .string(list.path)), ("sheets", .int(list.definitions.count)), ("error", .string(why)),
-                    ])
+                    Log.write(
+                        .warn, "catalog not stored: the database takes no writes; serving it from the file",
+                        [
+                            ("path", .string(list.path)), ("sheets", .int(list.definitions.count)), ("error", .string(why)),
+                        ])
                 }
             }
         } catch {
@@ -92,11 +96,13 @@ public enum ServiceRunner {
         // Before the "listening" line: a supervisor may signal as soon as it sees it.
         let signals = TerminationSignals()
         let startupMicros = (ContinuousClock.now - started).microseconds
-        Log.write(.info, "listening", [
-            ("host", .string(configuration.http.host)), ("port", .int(server.port)), ("version", .string(SheetService.version)),
-            ("db", .string(configuration.databasePath)), ("threads", .int(configuration.http.threads)),
-            ("startup_us", .int(startupMicros)),
-        ])
+        Log.write(
+            .info, "listening",
+            [
+                ("host", .string(configuration.http.host)), ("port", .int(server.port)), ("version", .string(SheetService.version)),
+                ("db", .string(configuration.databasePath)), ("threads", .int(configuration.http.threads)),
+                ("startup_us", .int(startupMicros)),
+            ])
 
         let signal = signals.wait()
         Log.write(.info, "draining", [("signal", .string(signal)), ("timeout_s", .int(configuration.drainTimeoutSeconds))])
@@ -113,7 +119,8 @@ public enum ServiceRunner {
     private static func printDevelopmentBanner(_ c: Configuration, generated: Bool) {
         let tokens = TokenVerifier(jwtSecret: c.jwtSecret!, adminToken: c.adminToken!)
         let sample = tokens.issueUserToken(sub: "demo-user", now: Int64(time(nil)), ttl: 86_400)
-        printError("""
+        printError(
+            """
             WARNING: development secrets (\(generated ? "generated" : "reused") from \
             \(DevelopmentSecrets.path(besideDatabase: c.databasePath))). \
             Set SHEETD_JWT_SECRET and SHEETD_ADMIN_TOKEN (and SHEETD_ENV=production) for real deployments.

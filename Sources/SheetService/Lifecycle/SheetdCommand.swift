@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MicroHTTP
 import SheetStore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -58,8 +59,12 @@ public enum SheetdCommand {
                 print(applied.isEmpty ? "database is up to date" : "applied migrations: \(applied.map(String.init).joined(separator: ", "))")
             }
             for m in try SQLiteSheetStore.migrationStatus(path: configuration.databasePath) {
-                let state = !m.shipped ? "newer than this binary" : !m.applied ? "pending"
-                    : m.checksumMatches == false ? "CHANGED AFTER IT WAS APPLIED" : "applied \(m.appliedAt ?? "")"
+                let state =
+                    !m.shipped
+                    ? "newer than this binary"
+                    : !m.applied
+                        ? "pending"
+                        : m.checksumMatches == false ? "CHANGED AFTER IT WAS APPLIED" : "applied \(m.appliedAt ?? "")"
                 let version = String(repeating: "0", count: max(0, 4 - String(m.version).count)) + String(m.version)
                 print("\(version)  \(m.name.padded(to: 24))  \(state)  sha256:\(m.checksum.prefix(12))")
             }
@@ -96,7 +101,8 @@ public enum SheetdCommand {
             let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.databasePath)
             let path = DevelopmentSecrets.absolutePath(besideDatabase: configuration.databasePath)
             if secrets.generated {
-                printError("""
+                printError(
+                    """
                     sheetd token: SHEETD_JWT_SECRET is not set; created new development secrets in \(path). \
                     Only a server using them accepts this token: run this where the server runs (or pass its --db), \
                     or set SHEETD_JWT_SECRET or SHEETD_JWT_SECRET_FILE.
@@ -126,7 +132,8 @@ public enum SheetdCommand {
 
             """
         for o in Configuration.options {
-            text += "  " + o.flag.padded(to: 20)
+            text +=
+                "  " + o.flag.padded(to: 20)
                 + o.variable.padded(to: 26) + o.meaning + "\n"
         }
         return text

@@ -1,4 +1,3 @@
-
 /// `Content-Type` checks.
 enum MediaType {
     /// application/json or any application/*+json, parameters (charset) allowed.

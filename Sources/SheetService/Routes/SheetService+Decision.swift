@@ -1,9 +1,9 @@
-import SheetWire
-import JSONKit
 import Crypto
+import JSONKit
 import MicroHTTP
 import SheetPolicy
 import SheetStore
+import SheetWire
 
 /// The decision, the support view of a user's state, and erasing it.
 extension SheetService {

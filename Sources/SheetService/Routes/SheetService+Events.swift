@@ -89,8 +89,10 @@ extension SheetService {
     ///
     /// The answer is deferred: the connection is parked until the writer commits the batch carrying
     /// this event, so the worker thread serves others meanwhile and one commit carries many events.
-    func record(userId: String, eventId: String?, kind: String,
-                _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]) -> HTTPResponse {
+    func record(
+        userId: String, eventId: String?, kind: String,
+        _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]
+    ) -> HTTPResponse {
         let storedEventId = eventId.map { "\(kind)/\($0)" }
         return .deferred { [self] promise in
             store.submit(userId: userId, eventId: storedEventId, stateLimits.enforcing(body)) { [self] result in

@@ -2,6 +2,7 @@ import JSONKit
 import MicroHTTP
 import SheetStore
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

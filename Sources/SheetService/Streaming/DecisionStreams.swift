@@ -124,8 +124,10 @@ final class DecisionStream: DecisionWatcher {
     private let lastETag: Mutex<String>
     private let answer: @Sendable (String, ClientContext) -> DecisionCache.Answer?
 
-    init(userId: String, context: ClientContext, body: EventStream, lastETag: String,
-         answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Answer?) {
+    init(
+        userId: String, context: ClientContext, body: EventStream, lastETag: String,
+        answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Answer?
+    ) {
         self.userId = userId
         self.context = context
         self.body = body

@@ -17,8 +17,10 @@ final class LongPoll: DecisionWatcher {
     private let answer: @Sendable (String, ClientContext) -> DecisionCache.Answer?
     private let done: @Sendable (LongPoll) -> Void
 
-    init(userId: String, context: ClientContext, held: DecisionCache.Answer, waitSeconds: Int, promise: ResponsePromise,
-         answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Answer?, done: @escaping @Sendable (LongPoll) -> Void) {
+    init(
+        userId: String, context: ClientContext, held: DecisionCache.Answer, waitSeconds: Int, promise: ResponsePromise,
+        answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Answer?, done: @escaping @Sendable (LongPoll) -> Void
+    ) {
         self.userId = userId
         self.context = context
         self.held = held

@@ -19,9 +19,11 @@ final class LiveService {
     let tokens = TokenVerifier(jwtSecret: LiveService.jwtSecret, adminToken: LiveService.adminToken)
     var baseURL: String { "http://127.0.0.1:\(server.port)" }
 
-    init(catalog: [String]? = nil, maxStreams: Int = Configuration.defaultMaxStreams,
-         streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
-         stateLimits: UserStateLimits = UserStateLimits()) throws {
+    init(
+        catalog: [String]? = nil, maxStreams: Int = Configuration.defaultMaxStreams,
+        streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
+        stateLimits: UserStateLimits = UserStateLimits()
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         store = try SQLiteSheetStore.open(path: directory.appending(path: "sheetd.sqlite").path)
@@ -42,7 +44,10 @@ final class LiveService {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    static var repositoryRoot: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
+    static var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
     static var openAPIText: String { (try? String(contentsOf: repositoryRoot.appending(path: "openapi.yaml"), encoding: .utf8)) ?? "" }
 
     func userToken(_ user: String, ttl: Int64 = 3600, now: Int64 = Int64(time(nil))) -> String {
@@ -112,7 +117,8 @@ enum Fixtures {
     static let offers = #"{"kind":"cards","screen":"home","tab":"accounts","containerId":"offers-home","priority":10}"#
     static let reminders = #"{"kind":"cards","screen":"home","tab":"accounts","containerId":"reminders","priority":1}"#
     static let offerDetail = #"{"kind":"informational","size":"large","screen":"home","tab":"accounts","title":"Offer details"}"#
-    static let filters = #"{"kind":"input","style":"strict","title":"Filter transactions","screen":"transactions","inputCount":3,"confirmDismissWhenDirty":true,"primaryButton":{"label":"Apply"}}"#
+    static let filters =
+        #"{"kind":"input","style":"strict","title":"Filter transactions","screen":"transactions","inputCount":3,"confirmDismissWhenDirty":true,"primaryButton":{"label":"Apply"}}"#
 
     static func install(_ live: LiveService) throws {
         for (id, json) in [("offers", offers), ("reminders", reminders), ("offer-detail", offerDetail), ("filters", filters)] {
