@@ -54,10 +54,10 @@ public enum SheetdCommand {
     private static func migrate(_ configuration: Configuration, statusOnly: Bool) -> Int32 {
         do {
             if !statusOnly {
-                let applied = try SQLiteSheetStore.migrate(path: configuration.databasePath, synchronous: configuration.synchronous)
+                let applied = try configuration.migrateDatabase()
                 print(applied.isEmpty ? "database is up to date" : "applied migrations: \(applied.map(String.init).joined(separator: ", "))")
             }
-            for m in try SQLiteSheetStore.migrationStatus(path: configuration.databasePath) {
+            for m in try configuration.databaseMigrationStatus() {
                 let state = !m.shipped ? "newer than this binary" : !m.applied ? "pending"
                     : m.checksumMatches == false ? "CHANGED AFTER IT WAS APPLIED" : "applied \(m.appliedAt ?? "")"
                 let version = String(repeating: "0", count: max(0, 4 - String(m.version).count)) + String(m.version)
@@ -93,8 +93,8 @@ public enum SheetdCommand {
         if configuration.jwtSecret == nil {
             guard configuration.environment == .development else { throw ConfigurationError("token: SHEETD_JWT_SECRET is not set") }
             // Only a server using the same secrets file accepts the token: say which one this is.
-            let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.databasePath)
-            let path = DevelopmentSecrets.absolutePath(besideDatabase: configuration.databasePath)
+            let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.developmentSecretsAnchor)
+            let path = DevelopmentSecrets.absolutePath(besideDatabase: configuration.developmentSecretsAnchor)
             if secrets.generated {
                 printError("""
                     sheetd token: SHEETD_JWT_SECRET is not set; created new development secrets in \(path). \
