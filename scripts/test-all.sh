@@ -16,7 +16,7 @@ total_passed=0
 total_failed=0
 
 record() {  # stage passed failed [note]
-  summary+=("$(printf '%-9s %d passed, %d failed%s' "$1:" "$2" "$3" "${4:+ ($4)}")")
+  summary+=("$(printf '%-10s %d passed, %d failed%s' "$1:" "$2" "$3" "${4:+ ($4)}")")
   total_passed=$((total_passed + $2))
   total_failed=$((total_failed + $3))
 }
@@ -79,6 +79,14 @@ if [ "$built" = 1 ] && [ -n "${SHEETD_TEST_POSTGRES_URL:-}" ]; then
     record smoke-pg "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
   else
     record smoke-pg 0 1 "run-smoke.sh on PostgreSQL ended without its summary: see $logs/smoke-pg.log"
+  fi
+  # The database stopped and started again under a running sheetd (its own cluster).
+  scripts/pg-outage.sh .build/debug/sheetd 2>&1 | tee "$logs/pg-outage.log"
+  counts=$(grep -E '^pg-outage: [0-9]+ passed, [0-9]+ failed' "$logs/pg-outage.log" | tail -1)
+  if [ -n "$counts" ]; then
+    record pg-outage "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
+  else
+    record pg-outage 0 1 "pg-outage.sh ended without its summary: see $logs/pg-outage.log"
   fi
 fi
 
