@@ -1,4 +1,5 @@
 internal import CLibPQ
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -41,8 +42,8 @@ public final class PostgresConnection {
         let keywords = pairs.map { strdup($0.0) }
         let values = pairs.map { strdup($0.1) }
         defer {
-            keywords.forEach { free($0) }
-            values.forEach { free($0) }
+            for pointer in keywords { free(pointer) }
+            for pointer in values { free(pointer) }
         }
         let keywordPointers = keywords.map { UnsafePointer($0) } + [nil]
         let valuePointers = values.map { UnsafePointer($0) } + [nil]

@@ -68,7 +68,7 @@ public final class PostgresPool: @unchecked Sendable {
         open -= connections.count
         pthread_cond_broadcast(available)
         pthread_mutex_unlock(mutex)
-        connections.forEach { $0.close() }
+        for connection in connections { connection.close() }
     }
 
     private func checkOut() throws(PostgresError) -> PostgresConnection {

@@ -3,6 +3,7 @@ import PostgresKit
 public import SheetPolicy
 public import SheetStore
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -80,8 +80,10 @@ enum PostgresUserStateSQL {
                 let entry = new.stack[position]
                 try db.query(
                     "INSERT INTO stack (user_id, position, sheet_id, mode, replaced_sheet_id) VALUES ($1, $2, $3, $4, $5)",
-                    [user, .int(Int64(position)), .text(entry.sheetId), .text(entry.mode.rawValue),
-                     entry.replacedSheetId.map { .text($0) } ?? .null])
+                    [
+                        user, .int(Int64(position)), .text(entry.sheetId), .text(entry.mode.rawValue),
+                        entry.replacedSheetId.map { .text($0) } ?? .null,
+                    ])
             }
         }
         for (key, height) in new.contentHeights where old.contentHeights[key] != height {

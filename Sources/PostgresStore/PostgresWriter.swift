@@ -210,8 +210,10 @@ final class PostgresWriteJob: @unchecked Sendable {
     var result: Result<EventResult, any Error>?
     private let completion: (Result<EventResult, any Error>) -> Void
 
-    init(userId: String, eventId: String?, body: @escaping (inout UserState) throws -> [UInt8],
-         completion: @escaping (Result<EventResult, any Error>) -> Void) {
+    init(
+        userId: String, eventId: String?, body: @escaping (inout UserState) throws -> [UInt8],
+        completion: @escaping (Result<EventResult, any Error>) -> Void
+    ) {
         self.userId = userId; self.eventId = eventId; self.body = body; self.completion = completion
     }
 

@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 import PostgresKit
-@testable import PostgresStore
 import SheetPolicy
 import SheetStore
 import Testing
+
+@testable import PostgresStore
 
 /// What only the PostgreSQL backend does: migrations shared by replicas, replicas writing the same
 /// users, connections lost and the database going away.
@@ -48,7 +49,9 @@ struct PostgresStoreTests {
         #expect(throws: StoreError.checksumMismatch(version: 1, name: "initial")) {
             _ = try PostgresSheetStore.open(url: database.location, readerConnections: 1)
         }
-        try db.execute("UPDATE schema_migrations SET checksum = '\(try #require(PostgresSheetStore.migrationStatus(url: database.location).first).checksum)' WHERE version = 1")
+        try db.execute(
+            "UPDATE schema_migrations SET checksum = '\(try #require(PostgresSheetStore.migrationStatus(url: database.location).first).checksum)' WHERE version = 1"
+        )
         try db.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'abc', 'now')")
         #expect(throws: StoreError.schemaTooNew(database: 999, binary: shippedPostgresMigrations.count)) {
             _ = try PostgresSheetStore.open(url: database.location, readerConnections: 1)
@@ -60,7 +63,7 @@ struct PostgresStoreTests {
         let database = try TestDatabase(.postgres)
         defer { database.remove() }
         let replicas = [try database.open(), try database.open()]
-        defer { replicas.forEach { $0.close() } }
+        defer { for replica in replicas { replica.close() } }
         runOnThreads(8) { t in
             for i in 0..<40 {
                 _ = try! replicas[t % 2].update(userId: "u\(i % 4)", eventId: "t\(t)-\(i)") { state in
@@ -94,7 +97,9 @@ struct PostgresStoreTests {
         defer { database.remove() }
         let store = try database.open()
         defer { store.close() }
-        _ = try store.update(userId: "u", eventId: "e0") { state in state.latches["l"] = 0; return [] }
+        _ = try store.update(userId: "u", eventId: "e0") { state in
+            state.latches["l"] = 0; return []
+        }
         _ = try store.userState(userId: "u")
         let schema = try #require(database.location.split(separator: "=").last.map(String.init))
         let admin = try PostgresConnection(url: try #require(Backend.postgresURL))
@@ -103,11 +108,19 @@ struct PostgresStoreTests {
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [.text(schema)])
         #expect(killed.count >= 2, "the reader and the writer were connected")
         var failures = 0
-        for i in 1...4 where failsUnavailable({ _ = try store.update(userId: "u", eventId: "e\(i)") { state in state.latches["l"] = i; return [] } }) {
+        for i in 1...4
+        where failsUnavailable({
+            _ = try store.update(userId: "u", eventId: "e\(i)") { state in
+                state.latches["l"] = i; return []
+            }
+        }) {
             failures += 1
         }
         #expect(failures <= 1, "only the call that found the dead connection fails")
-        #expect(try store.update(userId: "u", eventId: "e9") { state in state.latches["l"] = 9; return [] }.replayed == false)
+        #expect(
+            try store.update(userId: "u", eventId: "e9") { state in
+                state.latches["l"] = 9; return []
+            }.replayed == false)
         var readFailures = 0
         for _ in 0..<3 where failsUnavailable({ _ = try store.userState(userId: "u") }) { readFailures += 1 }
         #expect(readFailures <= 1)
@@ -124,7 +137,9 @@ struct PostgresStoreTests {
         defer { store.close() }
         var acknowledged: [Int] = []
         for i in 0..<20 {
-            _ = try store.update(userId: "u\(i)", eventId: "e") { state in state.latches["l"] = i; return [] }
+            _ = try store.update(userId: "u\(i)", eventId: "e") { state in
+                state.latches["l"] = i; return []
+            }
             acknowledged.append(i)
         }
         try cluster.run("down")

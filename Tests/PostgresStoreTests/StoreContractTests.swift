@@ -42,7 +42,9 @@ import Testing
                 return []
             }
             #expect(try store.userState(userId: "u1") == expected)
-            _ = try store.update(userId: "u1", eventId: nil) { state in state.stack = []; return [] }
+            _ = try store.update(userId: "u1", eventId: nil) { state in
+                state.stack = []; return []
+            }
             #expect(try store.userState(userId: "u1").stack == [])
         }
     }
@@ -72,7 +74,9 @@ import Testing
     /// A throwing body changes nothing and records no event; its error comes back unchanged.
     @Test(arguments: Backend.available) func throwingBodyChangesNothing(_ backend: Backend) throws {
         try withStore(backend) { store, _ throws in
-            _ = try store.update(userId: "u1", eventId: nil) { state in state = sampleState; return [] }
+            _ = try store.update(userId: "u1", eventId: nil) { state in
+                state = sampleState; return []
+            }
             #expect(throws: BodyFailed()) {
                 try store.update(userId: "u1", eventId: "e1") { state in
                     state = UserState(latches: ["x": 1])
@@ -88,8 +92,12 @@ import Testing
     /// Erasing a user removes every row of theirs, processed events included, and nobody else's.
     @Test(arguments: Backend.available) func deleteUserErasesEverything(_ backend: Backend) throws {
         try withStore(backend) { store, _ throws in
-            _ = try store.update(userId: "u1", eventId: "e1") { state in state = sampleState; return [1] }
-            _ = try store.update(userId: "u2", eventId: "e1") { state in state = sampleState; return [2] }
+            _ = try store.update(userId: "u1", eventId: "e1") { state in
+                state = sampleState; return [1]
+            }
+            _ = try store.update(userId: "u2", eventId: "e1") { state in
+                state = sampleState; return [2]
+            }
             try store.deleteUser(userId: "u1")
             try store.deleteUser(userId: "never-seen")
             #expect(try store.userState(userId: "u1") == UserState())
@@ -196,10 +204,13 @@ import Testing
             let done = DispatchSemaphore(value: 0)
             let total = 300
             for i in 0..<total {
-                store.submit(userId: "u\(i)", eventId: "e\(i)", { state in
-                    state.containers[Self.key] = ContainerCount(count: i)
-                    return [UInt8(i % 256)]
-                }) { result in
+                store.submit(
+                    userId: "u\(i)", eventId: "e\(i)",
+                    { state in
+                        state.containers[Self.key] = ContainerCount(count: i)
+                        return [UInt8(i % 256)]
+                    }
+                ) { result in
                     #expect(try! result.get() == EventResult(outcome: [UInt8(i % 256)], replayed: false))
                     if (try? observer.userState(userId: "u\(i)").count(for: Self.key)) != i { notVisible.add() }
                     completed.add()
@@ -232,9 +243,10 @@ import Testing
     /// A bad row is a failure naming the SQL, and a failed batch writes nothing.
     @Test(arguments: Backend.available) func invalidDefinitionsFail(_ backend: Backend) throws {
         try withStore(backend) { store, _ throws in
-            let error = try #require(#expect(throws: StoreError.self) {
-                _ = try store.putSheet(StoredSheet(id: "x", json: "not json"))
-            })
+            let error = try #require(
+                #expect(throws: StoreError.self) {
+                    _ = try store.putSheet(StoredSheet(id: "x", json: "not json"))
+                })
             guard case .failure(let message) = error else { Issue.record("expected .failure, got \(error)"); return }
             #expect(message.contains("INSERT INTO sheets"))
             #expect(throws: StoreError.self) {
@@ -249,7 +261,9 @@ import Testing
         let database = try TestDatabase(backend)
         defer { database.remove() }
         let store = try database.open()
-        _ = try store.update(userId: "u", eventId: nil) { state in state = sampleState; return [] }
+        _ = try store.update(userId: "u", eventId: nil) { state in
+            state = sampleState; return []
+        }
         try store.ping()
         store.close()
         #expect(throws: StoreError.self) { try store.ping() }
