@@ -5,6 +5,8 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl python3-venv
+# PostgreSQL backend: libpq to build, the server for the throwaway test database (scripts/postgres.sh).
+APT_PACKAGES += libpq-dev postgresql
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
@@ -44,13 +46,15 @@ run: release
 test: deps
 	@SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/test-all.sh
 
+# The store tests run on SQLite and on a throwaway PostgreSQL (scripts/with-postgres.sh).
 unit-test:
 	swift build --build-tests $(SWIFT_FLAGS)
-	swift test --skip-build $(SWIFT_FLAGS)
+	scripts/with-postgres.sh swift test --skip-build $(SWIFT_FLAGS)
 
 # The curl walk of scripts/smoke.sh against a freshly started server (debug build, temp database).
 smoke-test:
 	scripts/run-smoke.sh .build/debug/sheetd
+	scripts/with-postgres.sh sh -c 'SHEETD_SMOKE_DB="$$SHEETD_TEST_POSTGRES_URL" scripts/run-smoke.sh .build/debug/sheetd'
 
 spec-test:
 	scripts/check-openapi.sh

@@ -7,6 +7,7 @@ import PackageDescription
 // Crypto → CCrypto. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
 // and Synchronization.
+// PostgreSQL backend: SheetService → PostgresStore → {PostgresKit, SheetStore}; PostgresKit → CLibPQ.
 let package = Package(
     name: "sheetd",
     products: [
@@ -17,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         .target(name: "Concurrency"),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
@@ -30,15 +32,22 @@ let package = Package(
             dependencies: ["SQLiteKit", "SheetPolicy", "Crypto", "Concurrency"],
             plugins: ["EmbedMigrations"]
         ),
+        .target(name: "PostgresKit", dependencies: ["CLibPQ"]),
+        .target(
+            name: "PostgresStore",
+            dependencies: ["PostgresKit", "SheetStore", "SheetPolicy", "Crypto"],
+            plugins: ["EmbedMigrations"]
+        ),
         .target(
             name: "SheetService",
-            dependencies: ["MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency"],
+            dependencies: ["MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency"],
             exclude: ["Preview"],
             plugins: ["EmbedPreview"]
         ),
         .executableTarget(name: "sheetd", dependencies: ["SheetService"], plugins: ["EmbedOpenAPI"]),
 
-        // Build-time embedding of the top-level migrations/*.sql into the SheetStore module.
+        // Build-time embedding of the top-level migrations/*.sql into the SheetStore module
+        // (migrations/postgres/*.sql into PostgresStore).
         .executableTarget(name: "EmbedMigrationsTool"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedMigrationsTool"]),
         // Build-time embedding of the top-level openapi.yaml into the executable (served at /openapi.yaml).
@@ -56,6 +65,7 @@ let package = Package(
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "TestSupport"]),
         .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy", "SheetWire", "JSONKit", "TestSupport"], resources: [.copy("Golden")]),
         .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy", "Concurrency", "TestSupport"]),
+        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "PostgresKit", "SheetStore", "SheetPolicy", "TestSupport"]),
         .testTarget(
             name: "SheetServiceTests",
             dependencies: [

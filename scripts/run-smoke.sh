@@ -2,6 +2,7 @@
 # Starts sheetd (BINARY, default .build/debug/sheetd) on a free port with a temporary database,
 # runs scripts/smoke.sh against it, then stops it with SIGTERM and checks it exits 0.
 # Ends with "run-smoke: N passed, M failed": smoke.sh's checks plus start-up and shutdown.
+# SHEETD_SMOKE_DB=postgres://... runs it on that PostgreSQL database instead of a SQLite file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-.build/debug/sheetd}
@@ -9,7 +10,7 @@ work=$(mktemp -d)
 log="$work/server.log"
 export SHEETD_ADMIN_TOKEN="smoke-admin-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 export SHEETD_JWT_SECRET="smoke-secret-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-"$binary" serve --port 0 --db "$work/sheetd.sqlite" --catalog examples/catalog.json >"$log" 2>&1 &
+"$binary" serve --port 0 --db "${SHEETD_SMOKE_DB:-$work/sheetd.sqlite}" --catalog examples/catalog.json >"$log" 2>&1 &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: every stage (unit, smoke, spec, lint), each run even when an earlier one failed, then one
+# `make test`: every stage (unit, PostgreSQL store tests, smoke on SQLite and on PostgreSQL, the
+# PostgreSQL outage check, spec, lint), each run even when an earlier one failed, then one
 # line per stage and a last line counting every test case of every stage:
 #   make test: N passed, M failed
 # Unit counts Swift Testing cases (each argument of a parameterized test; a failed test counts once)
@@ -17,10 +18,20 @@ total_passed=0
 total_failed=0
 
 record() {  # stage passed failed [note]
-  summary+=("$(printf '%-6s %d passed, %d failed%s' "$1:" "$2" "$3" "${4:+ ($4)}")")
+  summary+=("$(printf '%-10s %d passed, %d failed%s' "$1:" "$2" "$3" "${4:+ ($4)}")")
   total_passed=$((total_passed + $2))
   total_failed=$((total_failed + $3))
 }
+
+# --- a throwaway PostgreSQL for the store tests and the second smoke walk (scripts/postgres.sh) -----
+pg_dir=$(mktemp -d /tmp/sheetd-pg.XXXXXX)
+trap 'scripts/postgres.sh stop "$pg_dir"' EXIT
+if SHEETD_TEST_POSTGRES_URL=$(scripts/postgres.sh start "$pg_dir" 2>"$logs/postgres.log"); then
+  export SHEETD_TEST_POSTGRES_URL
+else
+  unset SHEETD_TEST_POSTGRES_URL
+  record pg 0 1 "PostgreSQL did not start: see $logs/postgres.log; its tests were skipped"
+fi
 
 # --- unit: swift build --build-tests, swift test ---------------------------------------------------
 built=0
@@ -62,6 +73,23 @@ if [ "$built" = 1 ]; then
   fi
 else
   record smoke 0 1 "not run: the build failed"
+fi
+if [ "$built" = 1 ] && [ -n "${SHEETD_TEST_POSTGRES_URL:-}" ]; then
+  SHEETD_SMOKE_DB=$SHEETD_TEST_POSTGRES_URL scripts/run-smoke.sh .build/debug/sheetd 2>&1 | tee "$logs/smoke-pg.log"
+  counts=$(grep -E '^run-smoke: [0-9]+ passed, [0-9]+ failed' "$logs/smoke-pg.log" | tail -1)
+  if [ -n "$counts" ]; then
+    record smoke-pg "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
+  else
+    record smoke-pg 0 1 "run-smoke.sh on PostgreSQL ended without its summary: see $logs/smoke-pg.log"
+  fi
+  # The database stopped and started again under a running sheetd (its own cluster).
+  scripts/pg-outage.sh .build/debug/sheetd 2>&1 | tee "$logs/pg-outage.log"
+  counts=$(grep -E '^pg-outage: [0-9]+ passed, [0-9]+ failed' "$logs/pg-outage.log" | tail -1)
+  if [ -n "$counts" ]; then
+    record pg-outage "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
+  else
+    record pg-outage 0 1 "pg-outage.sh ended without its summary: see $logs/pg-outage.log"
+  fi
 fi
 
 # --- spec: openapi.yaml and its examples -----------------------------------------------------------

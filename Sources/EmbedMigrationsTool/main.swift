@@ -1,14 +1,20 @@
 import Foundation
 
-// Usage: EmbedMigrationsTool OUTPUT.swift NNNN_name.sql...
+// Usage: EmbedMigrationsTool [--import MODULE] OUTPUT.swift NNNN_name.sql...
 // Writes `embeddedMigrations`, one entry per file, in the order given (the plugin sorts by name).
-let arguments = CommandLine.arguments.dropFirst()
+var arguments = CommandLine.arguments.dropFirst()
+var importedModule: String?
+if arguments.first == "--import", arguments.count >= 2 {
+    importedModule = arguments.dropFirst().first
+    arguments = arguments.dropFirst(2)
+}
 guard let outputPath = arguments.first else {
     FileHandle.standardError.write(Data("usage: EmbedMigrationsTool OUTPUT FILE...\n".utf8))
     exit(2)
 }
 
 var source = "// Generated from migrations/*.sql by the EmbedMigrations plugin. Do not edit.\n\n"
+if let importedModule { source += "import \(importedModule)\n\n" }
 source += "let embeddedMigrations: [EmbeddedMigration] = [\n"
 var seenVersions = Set<Int>()
 for path in arguments.dropFirst() {
@@ -29,7 +35,7 @@ for path in arguments.dropFirst() {
     }
     // The bytes go in as a UInt8 array: the checksum must cover the file exactly as shipped.
     let bytes = data.map { String($0) }.joined(separator: ",")
-    source += "    EmbeddedMigration(version: \(version), name: \"\(name)\", fileName: \"\(fileName)\", bytes: [\(bytes)]),\n"
+    source += "    EmbeddedMigration(shippedVersion: \(version), name: \"\(name)\", fileName: \"\(fileName)\", bytes: [\(bytes)]),\n"
 }
 source += "]\n"
 do {

@@ -25,6 +25,8 @@ public struct Configuration: Sendable {
     public var drainTimeoutSeconds = 10
     public var tokenClockSkewSeconds = 60
     public var decisionCacheUsers = Configuration.defaultDecisionCacheUsers
+    /// PostgreSQL reader connections (`SHEETD_DB_POOL`); nil: two per HTTP worker.
+    public var databasePool: Int?
     public static let defaultDecisionCacheUsers = 65_536
     public var maxStreams = Configuration.defaultMaxStreams
     public static let defaultMaxStreams = 10_000
@@ -38,7 +40,8 @@ public struct Configuration: Sendable {
     public static let options: [(flag: String, variable: String, meaning: String)] = [
         ("--host", "SHEETD_HOST", "IPv4 address to listen on (127.0.0.1)"),
         ("--port", "SHEETD_PORT", "TCP port, 0 picks a free one (8080)"),
-        ("--db", "SHEETD_DB", "SQLite file, directory created (./data/sheetd.sqlite)"),
+        ("--db", "SHEETD_DB", "SQLite file (directory created) or postgres:// URL (./data/sheetd.sqlite)"),
+        ("--db-pool", "SHEETD_DB_POOL", "PostgreSQL reader connections (2 x threads)"),
         ("--catalog", "SHEETD_CATALOG", "JSON catalog upserted at start (none)"),
         ("--threads", "SHEETD_THREADS", "HTTP worker threads (number of cores)"),
         ("--max-body", "SHEETD_MAX_BODY", "request body cap in bytes, 413 above (65536)"),
@@ -104,6 +107,7 @@ public struct Configuration: Sendable {
             guard !v.isEmpty else { throw ConfigurationError("--db/SHEETD_DB: empty path") }
             c.databasePath = v
         }
+        if let v = values["--db-pool"] { c.databasePool = try integer(v, "--db-pool/SHEETD_DB_POOL", 1...1000) }
         if let v = values["--catalog"], !v.isEmpty { c.catalogPath = v }
         if let v = values["--threads"] { c.http.threads = try integer(v, "--threads/SHEETD_THREADS", 1...256) }
         if let v = values["--max-body"] { c.http.maxBodyBytes = try integer(v, "--max-body/SHEETD_MAX_BODY", 1024...16_777_216) }

@@ -35,7 +35,7 @@ public enum ServiceRunner {
         }
         if configuration.jwtSecret == nil || configuration.adminToken == nil {
             do {
-                let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.databasePath)
+                let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.developmentSecretsAnchor)
                 configuration.jwtSecret = configuration.jwtSecret ?? secrets.jwtSecret
                 configuration.adminToken = configuration.adminToken ?? secrets.adminToken
                 printDevelopmentBanner(configuration, generated: secrets.generated)
@@ -46,11 +46,11 @@ public enum ServiceRunner {
         }
 
         let started = ContinuousClock.now
-        let store: SQLiteSheetStore
+        let store: any SheetStore
         do {
-            store = try SQLiteSheetStore.open(path: configuration.databasePath, synchronous: configuration.synchronous)
+            store = try configuration.openStore()
         } catch {
-            printError("sheetd: cannot open \(configuration.databasePath): \(error)")
+            printError("sheetd: cannot open \(configuration.databaseForDisplay): \(error)")
             return 1
         }
         let tokens = TokenVerifier(
@@ -100,7 +100,7 @@ public enum ServiceRunner {
             .info, "listening",
             [
                 ("host", .string(configuration.http.host)), ("port", .int(server.port)), ("version", .string(SheetService.version)),
-                ("db", .string(configuration.databasePath)), ("threads", .int(configuration.http.threads)),
+                ("db", .string(configuration.databaseForDisplay)), ("threads", .int(configuration.http.threads)),
                 ("startup_us", .int(startupMicros)),
             ])
 
@@ -122,7 +122,7 @@ public enum ServiceRunner {
         printError(
             """
             WARNING: development secrets (\(generated ? "generated" : "reused") from \
-            \(DevelopmentSecrets.path(besideDatabase: c.databasePath))). \
+            \(DevelopmentSecrets.path(besideDatabase: c.developmentSecretsAnchor))). \
             Set SHEETD_JWT_SECRET and SHEETD_ADMIN_TOKEN (and SHEETD_ENV=production) for real deployments.
               export SHEETD_ADMIN_TOKEN=\(c.adminToken!)
               export SHEETD_USER_TOKEN=\(sample)   # user demo-user, valid 24 h

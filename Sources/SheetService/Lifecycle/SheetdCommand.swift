@@ -55,10 +55,10 @@ public enum SheetdCommand {
     private static func migrate(_ configuration: Configuration, statusOnly: Bool) -> Int32 {
         do {
             if !statusOnly {
-                let applied = try SQLiteSheetStore.migrate(path: configuration.databasePath, synchronous: configuration.synchronous)
+                let applied = try configuration.migrateDatabase()
                 print(applied.isEmpty ? "database is up to date" : "applied migrations: \(applied.map(String.init).joined(separator: ", "))")
             }
-            for m in try SQLiteSheetStore.migrationStatus(path: configuration.databasePath) {
+            for m in try configuration.databaseMigrationStatus() {
                 let state =
                     !m.shipped
                     ? "newer than this binary"
@@ -98,8 +98,8 @@ public enum SheetdCommand {
         if configuration.jwtSecret == nil {
             guard configuration.environment == .development else { throw ConfigurationError("token: SHEETD_JWT_SECRET is not set") }
             // Only a server using the same secrets file accepts the token: say which one this is.
-            let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.databasePath)
-            let path = DevelopmentSecrets.absolutePath(besideDatabase: configuration.databasePath)
+            let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.developmentSecretsAnchor)
+            let path = DevelopmentSecrets.absolutePath(besideDatabase: configuration.developmentSecretsAnchor)
             if secrets.generated {
                 printError(
                     """

@@ -1,0 +1,267 @@
+internal import CLibPQ
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A value bound to a statement parameter. Text, numbers and NULL go in libpq's text format;
+/// bytes go in binary format (no escaping), so the parameter must be a `bytea` in the statement.
+public enum PostgresValue: Sendable, Equatable {
+    case text(String)
+    case int(Int64)
+    case double(Double)
+    case bytes([UInt8])
+    case null
+}
+
+/// One libpq connection (`PGconn`), owned here and finished in `deinit`.
+///
+/// Not thread-safe: libpq allows one thread per connection at a time, so a connection is used by the
+/// thread that holds it (see `PostgresPool`). Statements are prepared once per connection on first
+/// use; a new connection (after a loss) prepares them again, so a stale prepared name never
+/// reaches the server.
+public final class PostgresConnection {
+    private var handle: OpaquePointer?
+    /// SQL text → prepared statement name, for this connection only.
+    private var prepared: [String: String] = [:]
+
+    /// Default connection parameters; the URL's own (and libpq's PG* variables) win over these,
+    /// except that a connection never waits forever.
+    static let defaults: [(String, String)] = [("connect_timeout", "2"), ("application_name", "sheetd")]
+
+    /// Connects to `url` (a `postgres://` or `postgresql://` URI or a `key=value` string). libpq's own
+    /// conventions apply: PGPASSFILE/.pgpass, PG* variables, `sslmode` and friends in the URL.
+    ///
+    /// - Throws: `PostgresError` with `connectionLost` set when the server cannot be reached or
+    ///   refuses the login.
+    public init(url: String) throws(PostgresError) {
+        // Later entries win (libpq processes the arrays in order), so the URL comes last.
+        let pairs = Self.defaults + [("dbname", url)]
+        let keywords = pairs.map { strdup($0.0) }
+        let values = pairs.map { strdup($0.1) }
+        defer {
+            for pointer in keywords { free(pointer) }
+            for pointer in values { free(pointer) }
+        }
+        let keywordPointers = keywords.map { UnsafePointer($0) } + [nil]
+        let valuePointers = values.map { UnsafePointer($0) } + [nil]
+        let connection = PQconnectdbParams(keywordPointers, valuePointers, 1)
+        // > Note that these functions will always return a non-null object pointer, unless perhaps
+        // > there is too little memory even to allocate the PGconn object.
+        guard let connection else {
+            throw PostgresError(sqlstate: "", message: "out of memory connecting to PostgreSQL", connectionLost: true)
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.trimmed(PQerrorMessage(connection))
+            PQfinish(connection)
+            throw PostgresError(sqlstate: "", message: message, connectionLost: true)
+        }
+        cpq_silence_notices(connection)
+        handle = connection
+    }
+
+    deinit { close() }
+
+    /// Closes the connection (idempotent); every later call throws `connectionLost`.
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        prepared = [:]
+    }
+
+    /// True while the connection is open and not known to be broken.
+    public var isHealthy: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// True when a transaction is open (or failed and not yet rolled back).
+    public var inTransaction: Bool {
+        guard let handle else { return false }
+        return PQtransactionStatus(handle) != PQTRANS_IDLE
+    }
+
+    /// The server's process id for this session (tests end sessions with `pg_terminate_backend`).
+    public var backendPID: Int32 {
+        guard let handle else { return 0 }
+        return PQbackendPID(handle)
+    }
+
+    /// Runs one or more statements without parameters (simple query protocol: migrations, BEGIN,
+    /// COMMIT). Returns the rows of the last statement.
+    @discardableResult
+    public func execute(_ sql: String) throws(PostgresError) -> PostgresRows {
+        let handle = try open(sql)
+        return try check(PQexec(handle, sql), sql: sql, handle: handle)
+    }
+
+    /// Runs one statement with `$1...` parameters through a prepared statement kept for this
+    /// connection. Results come back in text format.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
+        let handle = try open(sql)
+        let name: String
+        if let existing = prepared[sql] {
+            name = existing
+        } else {
+            name = "s\(prepared.count)"
+            _ = try check(PQprepare(handle, name, sql, 0, nil), sql: sql, handle: handle)
+            prepared[sql] = name
+        }
+        return try withParameters(parameters) { values, lengths, formats throws(PostgresError) in
+            try check(
+                PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0), sql: sql, handle: handle)
+        }
+    }
+
+    /// The first column of the first row, if any.
+    public func scalar(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> String? {
+        let rows = try query(sql, parameters)
+        return rows.isEmpty ? nil : rows[0].optionalString(at: 0)
+    }
+
+    /// Rolls back an open or failed transaction; a connection where that fails is closed.
+    public func rollbackIfNeeded() {
+        guard inTransaction else { return }
+        if (try? execute("ROLLBACK")) == nil { close() }
+    }
+
+    // MARK: - Plumbing
+
+    private func open(_ sql: String) throws(PostgresError) -> OpaquePointer {
+        guard let handle else {
+            throw PostgresError(sqlstate: "", message: "the connection is closed", sql: sql, connectionLost: true)
+        }
+        return handle
+    }
+
+    /// The one checkpoint for libpq results: copies the rows out and clears the result, or throws.
+    private func check(_ result: OpaquePointer?, sql: String, handle: OpaquePointer) throws(PostgresError) -> PostgresRows {
+        guard let result else {
+            throw PostgresError(
+                sqlstate: "", message: Self.trimmed(PQerrorMessage(handle)), sql: sql, connectionLost: PQstatus(handle) != CONNECTION_OK)
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
+            let sqlstate = PQresultErrorField(result, cpq_diag_sqlstate()).map { String(cString: $0) } ?? ""
+            let lost = PQstatus(handle) != CONNECTION_OK
+            throw PostgresError(sqlstate: sqlstate, message: Self.trimmed(PQresultErrorMessage(result)), sql: sql, connectionLost: lost)
+        }
+        let rowCount = Int(PQntuples(result))
+        let columnCount = Int(PQnfields(result))
+        var rows: [PostgresRow] = []
+        rows.reserveCapacity(rowCount)
+        for r in 0..<rowCount {
+            var values: [String?] = []
+            values.reserveCapacity(columnCount)
+            for c in 0..<columnCount {
+                if PQgetisnull(result, Int32(r), Int32(c)) != 0 {
+                    values.append(nil)
+                } else {
+                    values.append(String(cString: PQgetvalue(result, Int32(r), Int32(c))))
+                }
+            }
+            rows.append(PostgresRow(values: values))
+        }
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return PostgresRows(rows: rows, affectedRows: affected)
+    }
+
+    /// Lays the parameters out in one buffer (each NUL-terminated) and hands libpq pointers into it.
+    private func withParameters<R>(
+        _ parameters: [PostgresValue],
+        _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) throws(PostgresError) -> R
+    ) throws(PostgresError) -> R {
+        if parameters.isEmpty { return try body(nil, nil, nil) }
+        var buffer: [CChar] = []
+        var offsets: [Int?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        for parameter in parameters {
+            var bytes: [UInt8]?
+            var format: Int32 = 0
+            switch parameter {
+            case .text(let s): bytes = Array(s.utf8)
+            case .int(let n): bytes = Array(String(n).utf8)
+            case .double(let d): bytes = Array("\(d)".utf8)
+            case .bytes(let b): bytes = b; format = 1
+            case .null: bytes = nil
+            }
+            if let bytes {
+                offsets.append(buffer.count)
+                buffer.append(contentsOf: bytes.map { CChar(bitPattern: $0) })
+                buffer.append(0)
+                lengths.append(Int32(bytes.count))
+            } else {
+                offsets.append(nil)
+                lengths.append(0)
+            }
+            formats.append(format)
+        }
+        if buffer.isEmpty { buffer.append(0) }
+        return try buffer.withUnsafeBufferPointer { (base) throws(PostgresError) -> R in
+            let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in offset.map { base.baseAddress! + $0 } }
+            return try pointers.withUnsafeBufferPointer { (values) throws(PostgresError) -> R in
+                try body(values.baseAddress, lengths, formats)
+            }
+        }
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "unknown libpq error" }
+        var text = String(cString: message)
+        while let last = text.last, last.isWhitespace { text.removeLast() }
+        return text.isEmpty ? "unknown libpq error" : text
+    }
+}
+
+@available(*, unavailable)
+extension PostgresConnection: Sendable {}
+
+/// The rows of one result, copied out of libpq (the `PGresult` is cleared before they are returned).
+public struct PostgresRows: Sendable, RandomAccessCollection {
+    public let rows: [PostgresRow]
+    /// Rows inserted, updated or deleted (`PQcmdTuples`), 0 for other statements.
+    public let affectedRows: Int
+    public var startIndex: Int { rows.startIndex }
+    public var endIndex: Int { rows.endIndex }
+    public subscript(position: Int) -> PostgresRow { rows[position] }
+}
+
+/// One row in text format.
+public struct PostgresRow: Sendable {
+    public let values: [String?]
+
+    public func optionalString(at column: Int) -> String? { values[column] }
+    public func string(at column: Int) -> String { values[column] ?? "" }
+    public func optionalInt(at column: Int) -> Int? { values[column].flatMap { Int($0) } }
+    public func int(at column: Int) -> Int { optionalInt(at: column) ?? 0 }
+    public func double(at column: Int) -> Double { values[column].flatMap { Double($0) } ?? 0 }
+
+    /// A `bytea` column (text format `\x` followed by hex digits).
+    public func bytes(at column: Int) -> [UInt8] {
+        guard let text = values[column] else { return [] }
+        let utf8 = Array(text.utf8)
+        guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x") else { return utf8 }
+        var out: [UInt8] = []
+        out.reserveCapacity((utf8.count - 2) / 2)
+        var index = 2
+        while index + 1 < utf8.count {
+            out.append(Self.nibble(utf8[index]) << 4 | Self.nibble(utf8[index + 1]))
+            index += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8 {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: 0
+        }
+    }
+}

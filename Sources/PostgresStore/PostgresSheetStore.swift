@@ -1,0 +1,209 @@
+import Dispatch
+import PostgresKit
+public import SheetPolicy
+public import SheetStore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The SheetStore on PostgreSQL, for several stateless replicas sharing one database.
+///
+/// Reads go through a pool of connections (`readerConnections`). Updates are group-committed by a
+/// few writer connections (`PostgresWriter`); a user's updates always go to the same writer, so
+/// they keep their order within a replica, and the `user_versions` row lock orders them across
+/// replicas. When the database is down every call fails with `StoreError.unavailable`; connections
+/// are made again on the next call, so the store recovers as soon as the database answers.
+public final class PostgresSheetStore: SheetStore {
+    private let url: String
+    private let readers: PostgresPool
+    private let writers: [PostgresWriter]
+    private let statistics = SharedStatistics()
+    private let closed = Atomic<Bool>(false)
+
+    /// Processed event ids are kept this long (the API promises at least 24 h).
+    static let eventRetentionSeconds: Int64 = 48 * 3600
+
+    private init(url: String, readerConnections: Int, writerConnections: Int) {
+        self.url = url
+        readers = PostgresPool(url: url, capacity: readerConnections)
+        writers = (0..<max(1, writerConnections)).map { [statistics] in PostgresWriter(url: url, index: $0, statistics: statistics) }
+    }
+
+    deinit { close() }
+
+    /// True when `database` (a `--db` value) selects this backend: `postgres://` or `postgresql://`.
+    public static func isPostgresURL(_ database: String) -> Bool { PostgresURL.isPostgres(database) }
+
+    /// `url` without its password, for logs and messages.
+    public static func redacted(_ url: String) -> String { PostgresURL.redacted(url) }
+
+    // MARK: - Opening, migrating
+
+    /// Connects, applies pending migrations (once across replicas), and returns the store.
+    ///
+    /// - Throws: `.schemaTooNew`, `.checksumMismatch`, `.unavailable` (cannot connect), `.failure`.
+    public static func open(url: String, readerConnections: Int, writerConnections: Int = 2) throws(StoreError) -> PostgresSheetStore {
+        try migrate(url: url)
+        let store = PostgresSheetStore(url: url, readerConnections: readerConnections, writerConnections: writerConnections)
+        try? store.writers[0].purgeExpiredEvents(now: currentUnixSeconds())
+        return store
+    }
+
+    /// Applies the pending migrations; returns the versions applied now.
+    @discardableResult
+    public static func migrate(url: String) throws(StoreError) -> [Int] {
+        let db = try mapPostgresErrors { try PostgresConnection(url: url) }
+        defer { db.close() }
+        return try PostgresMigrator().migrate(db)
+    }
+
+    /// The migration listing (`sheetd migrate --status`). Never writes.
+    public static func migrationStatus(url: String) throws(StoreError) -> [MigrationStatus] {
+        let db = try mapPostgresErrors { try PostgresConnection(url: url) }
+        defer { db.close() }
+        return try PostgresMigrator().status(db)
+    }
+
+    // MARK: - Catalog
+
+    public func catalog() throws(StoreError) -> [StoredSheet] {
+        try read { db in
+            try db.query("SELECT id, definition FROM sheets ORDER BY id COLLATE \"C\"").map { row in
+                StoredSheet(id: row.string(at: 0), json: row.string(at: 1))
+            }
+        }
+    }
+
+    public func putSheet(_ sheet: StoredSheet) throws(StoreError) -> Bool {
+        try read { db in try Self.upsertSheet(sheet, db) }
+    }
+
+    public func putSheets(_ sheets: [StoredSheet]) throws(StoreError) {
+        try read { db in
+            try Self.transaction(db) { for sheet in sheets { _ = try Self.upsertSheet(sheet, db) } }
+        }
+    }
+
+    /// One statement, so it needs no explicit transaction; `xmax = 0` tells an insert from an update.
+    private static func upsertSheet(_ sheet: StoredSheet, _ db: PostgresConnection) throws -> Bool {
+        let rows = try db.query(
+            """
+            INSERT INTO sheets (id, definition) VALUES ($1, $2)
+            ON CONFLICT (id) DO UPDATE SET definition = excluded.definition, updated_at = now()
+            RETURNING xmax = 0
+            """, [.text(sheet.id), .text(sheet.json)])
+        return rows.first?.string(at: 0) == "t"
+    }
+
+    public func deleteSheet(id: String) throws(StoreError) -> Bool {
+        try read { db in try db.query("DELETE FROM sheets WHERE id = $1", [.text(id)]).affectedRows > 0 }
+    }
+
+    // MARK: - Users
+
+    public func userState(userId: String) throws(StoreError) -> UserState {
+        try read { db in try PostgresUserStateSQL.load(userId: userId, db) }
+    }
+
+    public func update(
+        userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]
+    ) throws -> EventResult {
+        try withoutActuallyEscaping(body) { body in
+            let done = DispatchSemaphore(value: 0)
+            let job = PostgresWriteJob(userId: userId, eventId: eventId, body: body) { _ in done.signal() }
+            enqueue(job)
+            done.wait()
+            // The closure must not outlive this call: the writer dropped it before completing the job.
+            precondition(job.body == nil)
+            return try job.result!.get()
+        }
+    }
+
+    public func submit(
+        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState) throws -> [UInt8],
+        completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
+    ) {
+        enqueue(PostgresWriteJob(userId: userId, eventId: eventId, body: body, completion: completion))
+    }
+
+    private func enqueue(_ job: PostgresWriteJob) {
+        guard !closed.load(ordering: .acquiring) else {
+            job.finish(.failure(StoreError.unavailable("the store is closed")))
+            return
+        }
+        writers[Self.writerIndex(for: job.userId, count: writers.count)].enqueue(job)
+    }
+
+    /// FNV-1a of the user id: the same writer for a user for the life of the process.
+    static func writerIndex(for userId: String, count: Int) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in userId.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int(hash % UInt64(count))
+    }
+
+    public func deleteUser(userId: String) throws(StoreError) {
+        try read { db in
+            try Self.transaction(db) {
+                // The version row first: it waits for a writer holding the user, and a replica that
+                // cached this user sees the version change (the row is gone: version 0).
+                try db.query(
+                    """
+                    INSERT INTO user_versions (user_id, version) VALUES ($1, nextval('user_versions_seq'))
+                    ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
+                    """, [.text(userId)])
+                for table in ["container_counts", "latches", "stack", "content_heights", "processed_events", "user_versions"] {
+                    try db.query("DELETE FROM \(table) WHERE user_id = $1", [.text(userId)])
+                }
+            }
+        }
+    }
+
+    // MARK: - Operations
+
+    /// A round trip through a pooled connection (connecting again if the last one was lost).
+    public func ping() throws(StoreError) {
+        try read { db in _ = try db.scalar("SELECT max(version) FROM schema_migrations") }
+    }
+
+    public var writeStatistics: WriteStatistics { statistics.counters.withLock { $0 } }
+
+    /// Lets the writers finish what is queued, then closes every connection. Idempotent.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        for writer in writers { writer.close() }
+        readers.close()
+    }
+
+    /// For tests: purges expired event ids as the writers do every few hundred commits.
+    func purgeExpiredEvents(now: Int64) throws {
+        try writers[0].purgeExpiredEvents(now: now)
+    }
+
+    // MARK: - Plumbing
+
+    /// Runs `body` on a pooled connection (reads, and the writes outside the update path).
+    private func read<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+        guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
+        return try mapPostgresErrors { try readers.withConnection(body) }
+    }
+
+    private static func transaction<T>(_ db: PostgresConnection, _ body: () throws -> T) throws -> T {
+        try db.execute("BEGIN")
+        do {
+            let result = try body()
+            try db.execute("COMMIT")
+            return result
+        } catch {
+            db.rollbackIfNeeded()
+            throw error
+        }
+    }
+}
+
+func currentUnixSeconds() -> Int64 { Int64(time(nil)) }
+
+func usleepMilliseconds(_ milliseconds: Int) { usleep(UInt32(milliseconds * 1000)) }

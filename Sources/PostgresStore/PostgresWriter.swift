@@ -1,0 +1,239 @@
+import Dispatch
+import PostgresKit
+import SheetPolicy
+import SheetStore
+import Synchronization
+
+/// One writer connection with group commit: callers queue updates, and the writer's serial queue
+/// runs everything queued in one transaction, each update in its own SAVEPOINT (a failing body
+/// rolls back only its own changes), commits once, and only then completes every update.
+/// `synchronous_commit` stays on: the commit that completes them is on disk.
+final class PostgresWriter: Sendable {
+    private let url: String
+    private let queue = Mutex(PendingUpdates())
+    private let dispatchQueue: DispatchQueue
+    /// The connection, touched only by `dispatchQueue` (and by `close` once the queue is idle).
+    private let connection = ConnectionBox()
+    private let statistics: SharedStatistics
+    private let closed = Atomic<Bool>(false)
+
+    /// At most this many updates share one transaction.
+    static let maxBatch = 256
+    /// Purge expired event ids every this many committed transactions.
+    static let purgeEvery = 512
+
+    init(url: String, index: Int, statistics: SharedStatistics) {
+        self.url = url
+        self.statistics = statistics
+        dispatchQueue = DispatchQueue(label: "sheetd.postgres.writer.\(index)")
+    }
+
+    func enqueue(_ job: PostgresWriteJob) {
+        guard !closed.load(ordering: .acquiring) else {
+            job.finish(.failure(StoreError.unavailable("the store is closed")))
+            return
+        }
+        let start = queue.withLock { queue in
+            queue.jobs.append(job)
+            if queue.active { return false }
+            queue.active = true
+            return true
+        }
+        if start { dispatchQueue.async { [self] in drain() } }
+    }
+
+    /// Stops taking jobs, lets the queued ones finish, closes the connection.
+    func close() {
+        closed.store(true, ordering: .releasing)
+        while queue.withLock({ $0.active }) { usleepMilliseconds(1) }
+        connection.close()
+    }
+
+    private func drain() {
+        while true {
+            let batch = queue.withLock { queue in
+                let batch = Array(queue.jobs.prefix(Self.maxBatch))
+                queue.jobs.removeFirst(batch.count)
+                if batch.isEmpty { queue.active = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            let committed = runBatch(batch, now: currentUnixSeconds())
+            if committed {
+                let commits = statistics.counters.withLock { s in
+                    s.updates += batch.count
+                    s.commits += 1
+                    s.largestBatch = max(s.largestBatch, batch.count)
+                    return s.commits
+                }
+                if commits % Self.purgeEvery == 0 { try? purgeExpiredEvents(now: currentUnixSeconds()) }
+            }
+            for job in batch { job.complete() }
+        }
+    }
+
+    /// Runs `batch` in one transaction; sets every job's result and drops every body. Returns true
+    /// when the transaction committed.
+    private func runBatch(_ batch: [PostgresWriteJob], now: Int64) -> Bool {
+        defer { for job in batch { job.body = nil } }
+        func failAll(_ error: any Error) {
+            for job in batch { job.result = .failure(storeError(error)) }
+            connection.dropIfBroken()
+        }
+        let db: PostgresConnection
+        do {
+            db = try connection.get(url: url)
+            try db.execute("BEGIN")
+        } catch {
+            failAll(error)
+            return false
+        }
+        // Users in one order on every replica: the user_versions row locks taken below can then never
+        // deadlock across writers. A user's own updates keep their arrival order.
+        let ordered = batch.indices.sorted { (batch[$0].userId, $0) < (batch[$1].userId, $1) }.map { batch[$0] }
+        let single = ordered.count == 1
+        for job in ordered {
+            guard let body = job.body else { continue }
+            job.body = nil
+            do {
+                if !single { try db.execute("SAVEPOINT job") }
+                let result = try Self.apply(job, body: body, db, now: now)
+                if !single { try db.execute("RELEASE SAVEPOINT job") }
+                job.result = .success(result)
+            } catch {
+                let isDatabaseError = error is PostgresError
+                if !db.isHealthy {
+                    failAll(error)
+                    return false
+                }
+                job.result = .failure(isDatabaseError ? storeError(error) : error)
+                if single {
+                    db.rollbackIfNeeded()
+                    return false
+                }
+                do {
+                    try db.execute("ROLLBACK TO SAVEPOINT job")
+                } catch {
+                    db.rollbackIfNeeded()
+                    failAll(error)
+                    return false
+                }
+            }
+        }
+        do {
+            try db.execute("COMMIT")
+        } catch {
+            // A connection lost here may or may not have committed: nobody is acknowledged, and a
+            // retry with the same event id answers the first outcome if it did.
+            db.rollbackIfNeeded()
+            failAll(error)
+            return false
+        }
+        return true
+    }
+
+    /// One update inside the open transaction: lock the user (bumping their version), replay, or
+    /// load, run the body, write the difference, record the event.
+    private static func apply(
+        _ job: PostgresWriteJob, body: (inout UserState) throws -> [UInt8], _ db: PostgresConnection, now: Int64
+    ) throws -> EventResult {
+        let user = PostgresValue.text(job.userId)
+        // First, so that a replica updating the same user waits here, and reads the committed
+        // state (and event ids) afterwards: READ COMMITTED takes a new snapshot per statement.
+        try db.query(
+            """
+            INSERT INTO user_versions (user_id, version) VALUES ($1, nextval('user_versions_seq'))
+            ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
+            """, [user])
+        if let eventId = job.eventId {
+            let rows = try db.query("SELECT outcome FROM processed_events WHERE user_id = $1 AND event_id = $2", [user, .text(eventId)])
+            if let row = rows.first { return EventResult(outcome: row.bytes(at: 0), replayed: true) }
+        }
+        let old = try PostgresUserStateSQL.load(userId: job.userId, db)
+        var new = old
+        let outcome = try body(&new)
+        try PostgresUserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
+        if let eventId = job.eventId {
+            try db.query(
+                "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES ($1, $2, $3, $4)",
+                [user, .text(eventId), .bytes(outcome), .int(now)])
+        }
+        return EventResult(outcome: outcome, replayed: false)
+    }
+
+    /// Deletes event ids older than the retention, at most 1000 per call. Runs on the writer's queue
+    /// or, in tests, while it is idle.
+    func purgeExpiredEvents(now: Int64) throws {
+        let db = try connection.get(url: url)
+        try db.query(
+            """
+            DELETE FROM processed_events WHERE (user_id, event_id) IN (
+                SELECT user_id, event_id FROM processed_events WHERE processed_at < $1 LIMIT 1000)
+            """, [.int(now - PostgresSheetStore.eventRetentionSeconds)])
+    }
+}
+
+/// The writer's connection, made on first use and again after a loss.
+final class ConnectionBox: @unchecked Sendable {
+    // Invariant: only the owning writer's serial queue touches `current` (close runs once it is idle).
+    private var current: PostgresConnection?
+
+    func get(url: String) throws(PostgresError) -> PostgresConnection {
+        if let current, current.isHealthy { return current }
+        current?.close()
+        current = nil
+        let db = try PostgresConnection(url: url)
+        current = db
+        return db
+    }
+
+    func dropIfBroken() {
+        if let current, !current.isHealthy || current.inTransaction {
+            current.rollbackIfNeeded()
+            if !current.isHealthy { current.close(); self.current = nil }
+        }
+    }
+
+    func close() {
+        current?.close()
+        current = nil
+    }
+}
+
+/// One queued update: run by a writer, completed after its batch's commit.
+final class PostgresWriteJob: @unchecked Sendable {
+    // Invariant: `body` and `result` are written only by the writer's queue before `complete()`;
+    // the submitter reads `result` only after its completion ran.
+    let userId: String
+    let eventId: String?
+    var body: ((inout UserState) throws -> [UInt8])?
+    var result: Result<EventResult, any Error>?
+    private let completion: (Result<EventResult, any Error>) -> Void
+
+    init(
+        userId: String, eventId: String?, body: @escaping (inout UserState) throws -> [UInt8],
+        completion: @escaping (Result<EventResult, any Error>) -> Void
+    ) {
+        self.userId = userId; self.eventId = eventId; self.body = body; self.completion = completion
+    }
+
+    func complete() { completion(result!) }
+
+    /// Completes a job that never reached a writer.
+    func finish(_ result: Result<EventResult, any Error>) {
+        body = nil
+        self.result = result
+        complete()
+    }
+}
+
+struct PendingUpdates {
+    var jobs: [PostgresWriteJob] = []
+    /// A drain is scheduled or running on the writer's queue.
+    var active = false
+}
+
+/// The write counters all writers of a store add to.
+final class SharedStatistics: Sendable {
+    let counters = Mutex(WriteStatistics(updates: 0, commits: 0, largestBatch: 0))
+}

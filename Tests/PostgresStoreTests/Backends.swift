@@ -1,0 +1,117 @@
+import Foundation
+import PostgresKit
+import PostgresStore
+import SheetPolicy
+import SheetStore
+import TestSupport
+import Testing
+
+/// The store backends the contract tests run on. PostgreSQL joins when `SHEETD_TEST_POSTGRES_URL`
+/// names a server the tests may create schemas in (`make test` starts one with scripts/postgres.sh).
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+
+    var testDescription: String { rawValue }
+
+    static var available: [Backend] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+
+    static let postgresURL: String? = {
+        let url = ProcessInfo.processInfo.environment["SHEETD_TEST_POSTGRES_URL"]
+        if url == nil || url!.isEmpty {
+            print("PostgreSQL store tests skipped: SHEETD_TEST_POSTGRES_URL is not set (make test sets it)")
+            return nil
+        }
+        return url
+    }()
+}
+
+/// A database of its own for one test: a temporary SQLite file, or a fresh schema on the test
+/// server (selected through `search_path` in the URL, so every connection of the store uses it).
+struct TestDatabase: Sendable {
+    let backend: Backend
+    /// The SQLite path or the PostgreSQL URL.
+    let location: String
+    private let cleanup: @Sendable () -> Void
+
+    init(_ backend: Backend) throws {
+        self.backend = backend
+        switch backend {
+        case .sqlite:
+            let dir = try TemporaryDirectory(prefix: "store-contract")
+            location = dir.file()
+            cleanup = { dir.remove() }
+        case .postgres:
+            let admin = try #require(Backend.postgresURL)
+            let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+            let db = try PostgresConnection(url: admin)
+            try db.execute("CREATE SCHEMA \(schema)")
+            db.close()
+            let separator = admin.contains("?") ? "&" : "?"
+            location = admin + separator + "options=-csearch_path%3D\(schema)&application_name=\(schema)"
+            cleanup = {
+                if let db = try? PostgresConnection(url: admin) {
+                    _ = try? db.execute("DROP SCHEMA \(schema) CASCADE")
+                    db.close()
+                }
+            }
+        }
+    }
+
+    /// Opens (and migrates) a store on this database; several may be open at once (replicas).
+    func open(readers: Int = 4) throws -> any SheetStore {
+        switch backend {
+        case .sqlite: try SQLiteSheetStore.open(path: location)
+        case .postgres: try PostgresSheetStore.open(url: location, readerConnections: readers)
+        }
+    }
+
+    func remove() { cleanup() }
+}
+
+/// A store on a fresh database of `backend`, closed and removed afterwards.
+func withStore<T>(_ backend: Backend, _ body: (any SheetStore, TestDatabase) throws -> T) throws -> T {
+    let database = try TestDatabase(backend)
+    defer { database.remove() }
+    let store = try database.open()
+    defer { store.close() }
+    return try body(store, database)
+}
+
+struct BodyFailed: Error, Equatable {}
+
+/// Runs `body(i)` for i in 0..<count, each on its own OS thread (as the HTTP workers are), and waits.
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for i in 0..<count {
+        group.enter()
+        let thread = Thread {
+            body(i)
+            group.leave()
+        }
+        thread.start()
+    }
+    group.wait()
+}
+
+final class ConcurrentCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
+
+let sampleState = UserState(
+    containers: [
+        ContainerKey(containerId: "accounts", filter: ""): ContainerCount(count: 3, seq: 7),
+        ContainerKey(containerId: "accounts", filter: "savings"): ContainerCount(count: 1, seq: nil),
+        ContainerKey(containerId: "offers"): ContainerCount(count: 0, seq: 2),
+    ],
+    latches: ["offer-cards": 3, "tips": 0],
+    stack: [
+        StackEntry(sheetId: "b-bottom", mode: .push), StackEntry(sheetId: "a-middle", mode: .push),
+        StackEntry(sheetId: "c-top", mode: .replace, replacedSheetId: "a-middle"),
+    ],
+    contentHeights: [
+        HeightKey(sheetId: "offer-cards", platform: .ios): 312.5,
+        HeightKey(sheetId: "offer-cards", platform: .android): 290.125,
+    ])

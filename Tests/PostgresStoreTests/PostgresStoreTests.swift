@@ -1,0 +1,213 @@
+import Dispatch
+import Foundation
+import PostgresKit
+import SheetPolicy
+import SheetStore
+import Testing
+
+@testable import PostgresStore
+
+/// What only the PostgreSQL backend does: migrations shared by replicas, replicas writing the same
+/// users, connections lost and the database going away.
+@Suite(.enabled(if: Backend.postgresURL != nil, "SHEETD_TEST_POSTGRES_URL is not set"))
+struct PostgresStoreTests {
+    static let key = ContainerKey(containerId: "c")
+
+    /// An empty database gets every shipped migration with its checksum; a second run applies nothing.
+    @Test func migratesOnceAndRecordsChecksums() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        #expect(try PostgresSheetStore.migrationStatus(url: database.location).allSatisfy { !$0.applied })
+        #expect(try PostgresSheetStore.migrate(url: database.location) == shippedPostgresMigrations.map(\.version))
+        #expect(try PostgresSheetStore.migrate(url: database.location) == [])
+        let status = try PostgresSheetStore.migrationStatus(url: database.location)
+        #expect(status.map(\.version) == shippedPostgresMigrations.map(\.version))
+        #expect(status.allSatisfy { $0.applied && $0.checksumMatches == true && $0.appliedAt != nil })
+        #expect(shippedPostgresMigrations.map(\.version) == shippedMigrations.map(\.version), "the same numbering as SQLite")
+    }
+
+    /// Replicas starting together: the advisory lock lets exactly one apply each migration.
+    @Test func replicasStartingTogetherMigrateOnce() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        let applied = ConcurrentCounter()
+        runOnThreads(6) { _ in
+            let versions = try! PostgresSheetStore.migrate(url: database.location)
+            for _ in versions { applied.add() }
+        }
+        #expect(applied.value == shippedPostgresMigrations.count)
+    }
+
+    /// A changed checksum or a newer schema stops start-up, as on SQLite.
+    @Test func refusesTamperedAndNewerSchemas() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        try PostgresSheetStore.migrate(url: database.location)
+        let db = try PostgresConnection(url: database.location)
+        defer { db.close() }
+        try db.execute("UPDATE schema_migrations SET checksum = 'x' WHERE version = 1")
+        #expect(throws: StoreError.checksumMismatch(version: 1, name: "initial")) {
+            _ = try PostgresSheetStore.open(url: database.location, readerConnections: 1)
+        }
+        try db.execute(
+            "UPDATE schema_migrations SET checksum = '\(try #require(PostgresSheetStore.migrationStatus(url: database.location).first).checksum)' WHERE version = 1"
+        )
+        try db.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'abc', 'now')")
+        #expect(throws: StoreError.schemaTooNew(database: 999, binary: shippedPostgresMigrations.count)) {
+            _ = try PostgresSheetStore.open(url: database.location, readerConnections: 1)
+        }
+    }
+
+    /// Two replicas updating the same users at once lose no update: the user's version row orders them.
+    @Test func replicasWritingTheSameUsersLoseNothing() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        let replicas = [try database.open(), try database.open()]
+        defer { for replica in replicas { replica.close() } }
+        runOnThreads(8) { t in
+            for i in 0..<40 {
+                _ = try! replicas[t % 2].update(userId: "u\(i % 4)", eventId: "t\(t)-\(i)") { state in
+                    state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
+                    return []
+                }
+            }
+        }
+        let total = try (0..<4).map { try replicas[0].userState(userId: "u\($0)").count(for: Self.key) }.reduce(0, +)
+        #expect(total == 8 * 40)
+    }
+
+    /// Expired event ids are purged; younger ones are kept.
+    @Test func expiredEventIdsArePurged() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        let store = try PostgresSheetStore.open(url: database.location, readerConnections: 2)
+        defer { store.close() }
+        _ = try store.update(userId: "u1", eventId: "old") { _ in [1] }
+        let now = Int64(Date().timeIntervalSince1970)
+        try store.purgeExpiredEvents(now: now + 47 * 3600)
+        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed, "kept for at least 24 h")
+        try store.purgeExpiredEvents(now: now + 49 * 3600)
+        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed == false)
+    }
+
+    /// Every connection of the store killed by the server: the calls in flight fail with
+    /// `unavailable` at worst, and the next ones reconnect by themselves.
+    @Test func lostConnectionsAreMadeAgain() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        let store = try database.open()
+        defer { store.close() }
+        _ = try store.update(userId: "u", eventId: "e0") { state in
+            state.latches["l"] = 0; return []
+        }
+        _ = try store.userState(userId: "u")
+        let schema = try #require(database.location.split(separator: "=").last.map(String.init))
+        let admin = try PostgresConnection(url: try #require(Backend.postgresURL))
+        defer { admin.close() }
+        let killed = try admin.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [.text(schema)])
+        #expect(killed.count >= 2, "the reader and the writer were connected")
+        var failures = 0
+        for i in 1...4
+        where failsUnavailable({
+            _ = try store.update(userId: "u", eventId: "e\(i)") { state in
+                state.latches["l"] = i; return []
+            }
+        }) {
+            failures += 1
+        }
+        #expect(failures <= 1, "only the call that found the dead connection fails")
+        #expect(
+            try store.update(userId: "u", eventId: "e9") { state in
+                state.latches["l"] = 9; return []
+            }.replayed == false)
+        var readFailures = 0
+        for _ in 0..<3 where failsUnavailable({ _ = try store.userState(userId: "u") }) { readFailures += 1 }
+        #expect(readFailures <= 1)
+        #expect(try store.userState(userId: "u").latches["l"] == 9)
+        try store.ping()
+    }
+
+    /// The database stopped: writes and ping fail with `unavailable` (503 with Retry-After), nothing
+    /// acknowledged is lost, and the store answers again within 2 s of the database returning.
+    @Test(.timeLimit(.minutes(2))) func recoversWithinTwoSecondsOfTheDatabaseReturning() throws {
+        let cluster = try Cluster.start()
+        defer { cluster.stop() }
+        let store = try PostgresSheetStore.open(url: cluster.url, readerConnections: 2)
+        defer { store.close() }
+        var acknowledged: [Int] = []
+        for i in 0..<20 {
+            _ = try store.update(userId: "u\(i)", eventId: "e") { state in
+                state.latches["l"] = i; return []
+            }
+            acknowledged.append(i)
+        }
+        try cluster.run("down")
+        #expect { try store.ping() } throws: { error in if case StoreError.unavailable = error { true } else { false } }
+        #expect {
+            _ = try store.update(userId: "u0", eventId: "down") { _ in [] }
+        } throws: { error in if case StoreError.unavailable = error { true } else { false } }
+        #expect { _ = try store.userState(userId: "u0") } throws: { error in
+            if case StoreError.unavailable = error { true } else { false }
+        }
+        try cluster.run("up")
+        let back = ContinuousClock.now
+        var recovered: Duration?
+        while ContinuousClock.now - back < .seconds(10) {
+            if (try? store.ping()) != nil, (try? store.update(userId: "u0", eventId: "after") { _ in [] }) != nil {
+                recovered = ContinuousClock.now - back
+                break
+            }
+            usleep(50_000)
+        }
+        let took = try #require(recovered, "the store did not recover")
+        print("recovered \(took) after the database came back")
+        #expect(took < .seconds(2))
+        for i in acknowledged { #expect(try store.userState(userId: "u\(i)").latches["l"] == i) }
+    }
+}
+
+/// True when `body` throws `StoreError.unavailable`; any other error is recorded as an issue.
+func failsUnavailable(_ body: () throws -> Void) -> Bool {
+    do {
+        try body()
+        return false
+    } catch let error as StoreError {
+        if case .unavailable = error { return true }
+        Issue.record("expected unavailable, got \(error)")
+        return false
+    } catch {
+        Issue.record("expected unavailable, got \(error)")
+        return false
+    }
+}
+
+/// A PostgreSQL cluster of its own (scripts/postgres.sh), for the tests that stop the server.
+struct Cluster {
+    let directory: String
+    let url: String
+
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "scripts/postgres.sh").path
+    }
+
+    static func start() throws -> Cluster {
+        let directory = NSTemporaryDirectory() + "sheetd-pg-test-" + UUID().uuidString.prefix(8)
+        try shell([script, "start", directory])
+        let url = try String(contentsOfFile: directory + "/url", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return Cluster(directory: directory, url: url)
+    }
+
+    func run(_ command: String) throws { try Self.shell([Self.script, command, directory]) }
+
+    func stop() { try? Self.shell([Self.script, "stop", directory]) }
+
+    /// Runs the script through system(3): no pipes (the server it starts would keep one open),
+    /// and a plain waitpid instead of Foundation's Process monitoring.
+    static func shell(_ arguments: [String]) throws {
+        let command = "bash " + arguments.map { "'\($0)'" }.joined(separator: " ") + " >/dev/null 2>&1"
+        let status = system(command)
+        guard status == 0 else { throw StoreError.failure("\(command) exited \(status)") }
+    }
+}
