@@ -11,7 +11,10 @@ import PackageDescription
 let package = Package(
     name: "sheetd",
     products: [
-        .executable(name: "sheetd", targets: ["sheetd"])
+        .executable(name: "sheetd", targets: ["sheetd"]),
+        // The typed Swift client for apps: Foundation (and FoundationNetworking on Linux) only; it never
+        // links the server's modules, and the server never links it.
+        .library(name: "SheetdClient", targets: ["SheetdClient"]),
     ],
     targets: [
         // C libraries, wrapped by exactly one Swift module each.
@@ -45,6 +48,7 @@ let package = Package(
             plugins: ["EmbedPreview"]
         ),
         .executableTarget(name: "sheetd", dependencies: ["SheetService"], plugins: ["EmbedOpenAPI"]),
+        .target(name: "SheetdClient"),
 
         // Build-time embedding of the top-level migrations/*.sql into the SheetStore module
         // (migrations/postgres/*.sql into PostgresStore).
@@ -71,6 +75,8 @@ let package = Package(
             dependencies: [
                 "SheetService", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport",
             ]),
+        // The client against a live in-process server; only the tests link both.
+        .testTarget(name: "SheetdClientTests", dependencies: ["SheetdClient", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),
     ]
 )
 

@@ -1,0 +1,241 @@
+// The decision (openapi.yaml `Decision` and the schemas it uses).
+
+/// The policy's decision: whether a sheet is presented, which one, and how (openapi.yaml `Decision`).
+///
+/// `sheet` is the last element of `stack`, or nil when nothing is presented (`stack` is then empty).
+/// Members a newer server adds are ignored when decoding.
+public struct Decision: Codable, Sendable, Equatable, Hashable {
+    /// Whether a sheet is presented.
+    public var present: Bool
+    /// One stable code saying why, by precedence.
+    public var reason: DecisionReason
+    /// The sheet to present (the top of `stack`), or nil.
+    public var sheet: SheetPresentation?
+    /// The sheets to display, bottom to top.
+    public var stack: [SheetPresentation]
+    /// Ids of eligible sheets that lost.
+    public var yielded: [String]
+    /// The rules applied, in order, in plain words.
+    public var trace: [String]
+
+    /// A value with every member.
+    public init(present: Bool, reason: DecisionReason, sheet: SheetPresentation? = nil, stack: [SheetPresentation], yielded: [String], trace: [String]) {
+        self.present = present
+        self.reason = reason
+        self.sheet = sheet
+        self.stack = stack
+        self.yielded = yielded
+        self.trace = trace
+    }
+}
+
+/// How one sheet is presented, with exactly one platform block (`ios` or `android`, the context's) (openapi.yaml `SheetPresentation`).
+public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
+    /// The sheet's id.
+    public var id: String
+    /// What the sheet is for.
+    public var kind: SheetKind
+    /// The size variant chosen.
+    public var variant: SheetSize
+    /// The detents, at least one.
+    public var detents: [Detent]
+    /// The detent the sheet rests at.
+    public var selectedDetent: DetentId
+    /// Whether the grabber (drag handle) shows.
+    public var grabberVisible: Bool
+    /// Whether a swipe down dismisses.
+    public var swipeToDismiss: Bool
+    /// Whether a tap on the scrim dismisses.
+    public var tapScrimToDismiss: Bool
+    /// The largest detent at which what is behind stays undimmed, or nil (dimmed at every detent).
+    public var largestUndimmedDetent: DetentId?
+    /// The close control shown.
+    public var dismissAffordance: DismissAffordance
+    /// Whether dismissing asks for confirmation first (unsaved input).
+    public var confirmBeforeDismiss: Bool
+    /// Whether scrolling to the content's edge expands the sheet.
+    public var expandsOnScrollToEdge: Bool
+    /// Whether the sheet below scales back behind this one.
+    public var parentScalesBehind: Bool
+    /// Whether the sheet waits for its content height to be reported.
+    public var awaitingContentHeight: Bool
+    /// Whether the content scrolls.
+    public var scrollable: Bool
+    /// Whether assistive technologies expose the scrim as a close control.
+    public var scrimAccessibleAsClose: Bool
+    /// The sticky header, or nil.
+    public var header: SheetHeader?
+    /// The primary button, or nil.
+    public var primaryButton: PresentedPrimaryButton?
+    /// Sheet, popover or edge-attached.
+    public var presentationStyle: PresentationStyle
+    /// How the sheet arrives from the one before it, or nil for a root.
+    public var transition: Transition?
+    /// UIKit settings (present when the context's platform is iOS).
+    public var ios: IosSheet?
+    /// Material 3 settings (present when the context's platform is Android).
+    public var android: AndroidSheet?
+
+    /// A value with every member.
+    public init(id: String, kind: SheetKind, variant: SheetSize, detents: [Detent], selectedDetent: DetentId, grabberVisible: Bool, swipeToDismiss: Bool, tapScrimToDismiss: Bool, largestUndimmedDetent: DetentId? = nil, dismissAffordance: DismissAffordance, confirmBeforeDismiss: Bool, expandsOnScrollToEdge: Bool, parentScalesBehind: Bool, awaitingContentHeight: Bool, scrollable: Bool, scrimAccessibleAsClose: Bool, header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle, transition: Transition? = nil, ios: IosSheet? = nil, android: AndroidSheet? = nil) {
+        self.id = id
+        self.kind = kind
+        self.variant = variant
+        self.detents = detents
+        self.selectedDetent = selectedDetent
+        self.grabberVisible = grabberVisible
+        self.swipeToDismiss = swipeToDismiss
+        self.tapScrimToDismiss = tapScrimToDismiss
+        self.largestUndimmedDetent = largestUndimmedDetent
+        self.dismissAffordance = dismissAffordance
+        self.confirmBeforeDismiss = confirmBeforeDismiss
+        self.expandsOnScrollToEdge = expandsOnScrollToEdge
+        self.parentScalesBehind = parentScalesBehind
+        self.awaitingContentHeight = awaitingContentHeight
+        self.scrollable = scrollable
+        self.scrimAccessibleAsClose = scrimAccessibleAsClose
+        self.header = header
+        self.primaryButton = primaryButton
+        self.presentationStyle = presentationStyle
+        self.transition = transition
+        self.ios = ios
+        self.android = android
+    }
+}
+
+/// One detent of a presented sheet (openapi.yaml `Detent`).
+public struct Detent: Codable, Sendable, Equatable, Hashable {
+    /// The detent.
+    public var id: DetentId
+    /// Points for a `content` detent (the measured content height); nil for the system `medium` and `large` detents.
+    public var height: Double?
+
+    /// A value with every member.
+    public init(id: DetentId, height: Double? = nil) {
+        self.id = id
+        self.height = height
+    }
+}
+
+/// A presented sheet's header (openapi.yaml `SheetHeader`).
+public struct SheetHeader: Codable, Sendable, Equatable, Hashable {
+    /// The title.
+    public var title: String
+    /// Points.
+    public var height: Double
+    /// Whether it stays while the content scrolls.
+    public var sticky: Bool
+
+    /// A value with every member.
+    public init(title: String, height: Double, sticky: Bool) {
+        self.title = title
+        self.height = height
+        self.sticky = sticky
+    }
+}
+
+/// A presented sheet's primary button (openapi.yaml `PresentedPrimaryButton`).
+public struct PresentedPrimaryButton: Codable, Sendable, Equatable, Hashable {
+    /// The label.
+    public var label: String
+    /// The size.
+    public var size: PrimaryButtonSize
+    /// Whether it stays while the content scrolls.
+    public var sticky: Bool
+
+    /// A value with every member.
+    public init(label: String, size: PrimaryButtonSize, sticky: Bool) {
+        self.label = label
+        self.size = size
+        self.sticky = sticky
+    }
+}
+
+/// How a sheet arrives from the one before it (openapi.yaml `Transition`).
+public struct Transition: Codable, Sendable, Equatable, Hashable {
+    /// The id of the sheet the transition starts from.
+    public var from: String
+    /// Push, replace the content, or resize.
+    public var mode: TransitionMode
+    /// Whether to wait for the new content's height before animating.
+    public var waitForContentHeight: Bool
+
+    /// A value with every member.
+    public init(from: String, mode: TransitionMode, waitForContentHeight: Bool) {
+        self.from = from
+        self.mode = mode
+        self.waitForContentHeight = waitForContentHeight
+    }
+}
+
+/// `UISheetPresentationController` settings, in UIKit's own names (openapi.yaml `IosSheet`).
+///
+/// Turn it into a ``SheetPresentationPlan`` to apply it.
+public struct IosSheet: Codable, Sendable, Equatable, Hashable {
+    /// The detents, smallest first.
+    public var detents: [DetentId]
+    /// Points per custom detent identifier (`content`).
+    public var customDetentHeights: [String: Double]
+    /// `selectedDetentIdentifier`.
+    public var selectedDetentIdentifier: DetentId
+    /// `largestUndimmedDetentIdentifier` (nil: dimmed at every detent).
+    public var largestUndimmedDetentIdentifier: DetentId?
+    /// `prefersGrabberVisible`.
+    public var prefersGrabberVisible: Bool
+    /// `prefersScrollingExpandsWhenScrolledToEdge`.
+    public var prefersScrollingExpandsWhenScrolledToEdge: Bool
+    /// `prefersEdgeAttachedInCompactHeight`.
+    public var prefersEdgeAttachedInCompactHeight: Bool
+    /// `widthFollowsPreferredContentSizeWhenEdgeAttached`.
+    public var widthFollowsPreferredContentSizeWhenEdgeAttached: Bool
+    /// `preferredCornerRadius` in points (nil: the system's).
+    public var preferredCornerRadius: Double?
+    /// `isModalInPresentation` (the view controller's): interactive dismissal is refused.
+    public var isModalInPresentation: Bool
+
+    /// A value with every member.
+    public init(detents: [DetentId], customDetentHeights: [String: Double], selectedDetentIdentifier: DetentId, largestUndimmedDetentIdentifier: DetentId? = nil, prefersGrabberVisible: Bool, prefersScrollingExpandsWhenScrolledToEdge: Bool, prefersEdgeAttachedInCompactHeight: Bool, widthFollowsPreferredContentSizeWhenEdgeAttached: Bool, preferredCornerRadius: Double? = nil, isModalInPresentation: Bool) {
+        self.detents = detents
+        self.customDetentHeights = customDetentHeights
+        self.selectedDetentIdentifier = selectedDetentIdentifier
+        self.largestUndimmedDetentIdentifier = largestUndimmedDetentIdentifier
+        self.prefersGrabberVisible = prefersGrabberVisible
+        self.prefersScrollingExpandsWhenScrolledToEdge = prefersScrollingExpandsWhenScrolledToEdge
+        self.prefersEdgeAttachedInCompactHeight = prefersEdgeAttachedInCompactHeight
+        self.widthFollowsPreferredContentSizeWhenEdgeAttached = widthFollowsPreferredContentSizeWhenEdgeAttached
+        self.preferredCornerRadius = preferredCornerRadius
+        self.isModalInPresentation = isModalInPresentation
+    }
+}
+
+/// Material 3 `ModalBottomSheet` and `SheetState` settings, in Compose's own names (openapi.yaml `AndroidSheet`).
+public struct AndroidSheet: Codable, Sendable, Equatable, Hashable {
+    /// `rememberModalBottomSheetState(skipPartiallyExpanded:)`.
+    public var skipPartiallyExpanded: Bool
+    /// The `SheetValue` to show at.
+    public var initialValue: AndroidSheetValue
+    /// Whether `dragHandle` is shown.
+    public var dragHandle: Bool
+    /// `sheetGesturesEnabled`.
+    public var sheetGesturesEnabled: Bool
+    /// `ModalBottomSheetProperties(shouldDismissOnClickOutside:)`.
+    public var shouldDismissOnClickOutside: Bool
+    /// `ModalBottomSheetProperties(shouldDismissOnBackPress:)`.
+    public var shouldDismissOnBackPress: Bool
+    /// Whether `confirmValueChange` must ask before hiding (unsaved input).
+    public var confirmValueChangeRequiresDialog: Bool
+
+    /// A value with every member.
+    public init(skipPartiallyExpanded: Bool, initialValue: AndroidSheetValue, dragHandle: Bool, sheetGesturesEnabled: Bool, shouldDismissOnClickOutside: Bool, shouldDismissOnBackPress: Bool, confirmValueChangeRequiresDialog: Bool) {
+        self.skipPartiallyExpanded = skipPartiallyExpanded
+        self.initialValue = initialValue
+        self.dragHandle = dragHandle
+        self.sheetGesturesEnabled = sheetGesturesEnabled
+        self.shouldDismissOnClickOutside = shouldDismissOnClickOutside
+        self.shouldDismissOnBackPress = shouldDismissOnBackPress
+        self.confirmValueChangeRequiresDialog = confirmValueChangeRequiresDialog
+    }
+}
+
+/// The name the client API uses for a ``Decision`` (`decision(for:)`, `decisions(for:)`).
+public typealias SheetDecision = Decision

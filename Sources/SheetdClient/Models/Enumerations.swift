@@ -1,0 +1,285 @@
+// The API's string enumerations (openapi.yaml `components.schemas` and inline enums), open to new values.
+
+/// The client platform a decision is for.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct Platform: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `ios`.
+    public static let ios: Self = "ios"
+    /// `android`.
+    public static let android: Self = "android"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.ios, .android]
+}
+
+/// What a sheet is for.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct SheetKind: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `cards`.
+    public static let cards: Self = "cards"
+    /// `informational`.
+    public static let informational: Self = "informational"
+    /// `action`.
+    public static let action: Self = "action"
+    /// `input`.
+    public static let input: Self = "input"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.cards, .informational, .action, .input]
+}
+
+/// A sheet's size: `content` (sized to its content), `large`, or `medium` (medium-resizable).
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct SheetSize: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `content`.
+    public static let content: Self = "content"
+    /// `large`.
+    public static let large: Self = "large"
+    /// `medium`.
+    public static let medium: Self = "medium"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.content, .large, .medium]
+}
+
+/// A sheet's anatomy: `strict` has a 56 pt sticky header with the title; `flexible` has none.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct SheetStyle: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `strict`.
+    public static let strict: Self = "strict"
+    /// `flexible`.
+    public static let flexible: Self = "flexible"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.strict, .flexible]
+}
+
+/// The largest detent at which a sheet leaves what is behind it undimmed and interactive.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct UndimmedDetent: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `medium`.
+    public static let medium: Self = "medium"
+    /// `large`.
+    public static let large: Self = "large"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.medium, .large]
+}
+
+/// A detent: the system `medium` and `large`, or the custom `content` detent (the measured content height).
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct DetentId: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `medium`.
+    public static let medium: Self = "medium"
+    /// `large`.
+    public static let large: Self = "large"
+    /// `content`.
+    public static let content: Self = "content"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.medium, .large, .content]
+}
+
+/// The control a sheet shows for closing it.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct DismissAffordance: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `none`.
+    public static let none: Self = "none"
+    /// `closeIcon`.
+    public static let closeIcon: Self = "closeIcon"
+    /// `cancelButton`.
+    public static let cancelButton: Self = "cancelButton"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.none, .closeIcon, .cancelButton]
+}
+
+/// How an opened sheet joins the user's stack: nested on the top (`push`) or as the next step of a flow (`replace`).
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct OpenMode: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `push`.
+    public static let push: Self = "push"
+    /// `replace`.
+    public static let replace: Self = "replace"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.push, .replace]
+}
+
+/// Why the decision is what it is: one stable code, by precedence.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct DecisionReason: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `stack`.
+    public static let stack: Self = "stack"
+    /// `cards-available`.
+    public static let cardsAvailable: Self = "cards-available"
+    /// `latched`.
+    public static let latched: Self = "latched"
+    /// `no-cards`.
+    public static let noCards: Self = "no-cards"
+    /// `no-sheet-for-screen`.
+    public static let noSheetForScreen: Self = "no-sheet-for-screen"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.stack, .cardsAvailable, .latched, .noCards, .noSheetForScreen]
+}
+
+/// How the user dismissed a sheet.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct DismissalMethod: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `swipe`.
+    public static let swipe: Self = "swipe"
+    /// `scrim`.
+    public static let scrim: Self = "scrim"
+    /// `closeButton`.
+    public static let closeButton: Self = "closeButton"
+    /// `cancelButton`.
+    public static let cancelButton: Self = "cancelButton"
+    /// `action`.
+    public static let action: Self = "action"
+    /// `programmatic`.
+    public static let programmatic: Self = "programmatic"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.swipe, .scrim, .closeButton, .cancelButton, .action, .programmatic]
+}
+
+/// How a sheet arrives from the one before it.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct TransitionMode: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `push`.
+    public static let push: Self = "push"
+    /// `replaceContent`.
+    public static let replaceContent: Self = "replaceContent"
+    /// `resize`.
+    public static let resize: Self = "resize"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.push, .replaceContent, .resize]
+}
+
+/// How a sheet is presented on the device: a sheet, a popover (iPad), or edge-attached.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct PresentationStyle: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `sheet`.
+    public static let sheet: Self = "sheet"
+    /// `popover`.
+    public static let popover: Self = "popover"
+    /// `edgeAttached`.
+    public static let edgeAttached: Self = "edgeAttached"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.sheet, .popover, .edgeAttached]
+}
+
+/// The size of a presented sheet's primary button.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct PrimaryButtonSize: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `medium`.
+    public static let medium: Self = "medium"
+    /// `small`.
+    public static let small: Self = "small"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.medium, .small]
+}
+
+/// A Material 3 `SheetValue` a bottom sheet starts at.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct AndroidSheetValue: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `PartiallyExpanded`.
+    public static let partiallyExpanded: Self = "PartiallyExpanded"
+    /// `Expanded`.
+    public static let expanded: Self = "Expanded"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.partiallyExpanded, .expanded]
+}
+
+/// The device idiom in a decision context.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct Idiom: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `phone`.
+    public static let phone: Self = "phone"
+    /// `pad`.
+    public static let pad: Self = "pad"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.phone, .pad]
+}
+
+/// The interface orientation in a decision context.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct Orientation: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `portrait`.
+    public static let portrait: Self = "portrait"
+    /// `landscape`.
+    public static let landscape: Self = "landscape"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.portrait, .landscape]
+}

@@ -1,0 +1,206 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension SheetdClient {
+    /// The decision for `context`, live: the current one first, then each new one as it changes.
+    ///
+    /// Follows `GET .../decision/stream` (Server-Sent Events). The connection is re-opened whenever it
+    /// ends: after the server's `event: shutdown` (a restart or a drain, so the next instance takes
+    /// over) at once, after an error with exponential backoff and jitter up to
+    /// ``SheetdConfiguration/maxReconnectDelay`` (honouring `Retry-After` on 429 and 503). Each
+    /// reconnection sends `Last-Event-ID` (the ETag of the decision last delivered), so an up-to-date
+    /// client gets nothing until a change. When the server has no stream route (404, 405) or
+    /// ``SheetdConfiguration/liveUpdates`` is `.longPoll`, it long-polls `GET .../decision` with
+    /// `If-None-Match` and `Prefer: wait=N` instead. Every delivered decision also refreshes the cache
+    /// ``decision(for:)`` revalidates with.
+    ///
+    /// The sequence ends only when the task following it is cancelled, or with a ``SheetdError`` that
+    /// retrying cannot fix (401, 403, a 400 naming a bad context parameter).
+    public func decisions(for context: SheetContext) -> AsyncThrowingStream<SheetDecision, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task { await self.follow(context, continuation) }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    private enum StreamEnd { case shutdown, closed }
+
+    private func follow(_ context: SheetContext, _ continuation: AsyncThrowingStream<SheetDecision, any Error>.Continuation) async {
+        var last = cache.withLock { $0[context] }
+        if let last { continuation.yield(last.decision) }
+        var longPoll = configuration.liveUpdates == .longPoll
+        var failures = 0
+        var retryHint = 2.0
+        while !Task.isCancelled {
+            do {
+                if longPoll {
+                    if let changed = try await longPollOnce(context, etag: last?.etag) {
+                        last = changed
+                        continuation.yield(changed.decision)
+                    }
+                    failures = 0
+                    continue
+                }
+                var parser = ServerSentEventParser()
+                let end = try await streamOnce(context, lastEventId: last?.etag, parser: &parser, connected: { failures = 0 }) { entry in
+                    if entry.etag != last?.etag { continuation.yield(entry.decision) }
+                    last = entry
+                }
+                if let ms = parser.retryMilliseconds { retryHint = Double(ms) / 1000 }
+                // A shutdown means "reconnect (to another instance)": at once, spread a little.
+                let pause = end == .shutdown ? Double.random(in: 0..<0.25) : min(retryHint, configuration.maxReconnectDelay)
+                try await Task.sleep(nanoseconds: UInt64(pause * 1e9))
+            } catch is CancellationError {
+                break
+            } catch let error as SheetdError where error.kind == .server && [404, 405, 406, 501].contains(error.status ?? 0) && !longPoll {
+                longPoll = true
+            } catch let error as SheetdError where error.isRetryable {
+                failures += 1
+                let backoff = RetryPolicy(baseDelay: configuration.retry.baseDelay, maxDelay: configuration.maxReconnectDelay)
+                let pause = backoff.delay(beforeRetry: failures, retryAfter: error.retryAfter, unit: Double.random(in: 0..<1))
+                do { try await Task.sleep(nanoseconds: UInt64(pause * 1e9)) } catch { break }
+            } catch {
+                continuation.finish(throwing: error)
+                return
+            }
+        }
+        continuation.finish()
+    }
+
+    /// One long-poll: the new decision, or nil when it did not change within the wait.
+    private func longPollOnce(_ context: SheetContext, etag: String?) async throws -> CachedDecision? {
+        let wait = configuration.longPollWait
+        var headers: [String: String] = [:]
+        if let etag {
+            headers["If-None-Match"] = etag
+            headers["Prefer"] = "wait=\(wait)"
+        }
+        let answer = try await core.send(
+            "GET", userPath + "/decision", query: context.queryItems, headers: headers, timeout: Double(wait) + configuration.requestTimeout)
+        if answer.status == 304 { return nil }
+        let decision = try HTTPCore.decode(Decision.self, answer)
+        let entry = CachedDecision(etag: answer.header("ETag") ?? "", decision: decision)
+        if !entry.etag.isEmpty { remember(entry, for: context) }
+        return entry
+    }
+
+    /// One stream connection, until the server ends it. `deliver` gets each decision event.
+    private func streamOnce(_ context: SheetContext, lastEventId: String?, parser: inout ServerSentEventParser,
+                            connected: () -> Void, deliver: (CachedDecision) -> Void) async throws -> StreamEnd {
+        var headers = ["Accept": "text/event-stream"]
+        if let lastEventId { headers["Last-Event-ID"] = lastEventId }
+        // The idle timeout is a dead-peer detector: heartbeats arrive every 15 s by default.
+        let request = try await core.makeRequest(
+            "GET", userPath + "/decision/stream", query: context.queryItems, body: nil, headers: headers, timeout: 75)
+        let connection = StreamingConnection(request)
+        defer { connection.cancel() }
+        var status = 0
+        var responseHeaders: [String: String] = [:]
+        var errorBody = Data()
+        do {
+            for try await chunk in connection.chunks {
+                switch chunk {
+                case .response(let code, let fields):
+                    status = code
+                    responseHeaders = fields
+                    configuration.onExchange?(
+                        .init(method: "GET", target: request.url?.path ?? "", attempt: 1, status: code,
+                              headers: fields.filter { $0.key == "retry-after" }))
+                    if code == 200 {
+                        guard fields["content-type"]?.hasPrefix("text/event-stream") == true else {
+                            throw SheetdError(kind: .server, status: 406, message: "the stream answered \(fields["content-type"] ?? "no content type")")
+                        }
+                        connected()
+                    }
+                case .bytes(let data):
+                    guard status == 200 else {
+                        errorBody.append(data)
+                        continue
+                    }
+                    for event in parser.feed(data) {
+                        switch event.event {
+                        case "decision":
+                            let decision: Decision
+                            do { decision = try JSONDecoder().decode(Decision.self, from: Data(event.data.utf8)) } catch {
+                                throw SheetdError(kind: .invalidResponse, status: 200, message: "a streamed decision could not be read: \(error)")
+                            }
+                            let entry = CachedDecision(etag: event.id ?? "", decision: decision)
+                            if !entry.etag.isEmpty { remember(entry, for: context) }
+                            deliver(entry)
+                        case "shutdown":
+                            return .shutdown
+                        default:
+                            continue  // an event type a newer server added
+                        }
+                    }
+                }
+            }
+        } catch let error as SheetdError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            try Task.checkCancellation()
+            throw SheetdError(kind: .transport, message: "decision stream: \(error.localizedDescription)")
+        }
+        if status != 200 {
+            if status == 0 { throw SheetdError(kind: .transport, message: "decision stream: no answer") }
+            throw HTTPCore.error(status: status, body: errorBody, headers: responseHeaders)
+        }
+        return .closed
+    }
+}
+
+/// One streaming GET over URLSession's delegate callbacks (`URLSession.bytes(for:)` is not in
+/// swift-corelibs-foundation): the response, then body chunks as they arrive, as an async sequence.
+final class StreamingConnection: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked Sendable: the stored properties are immutable; the continuation is thread-safe.
+    enum Chunk: Sendable {
+        case response(status: Int, headers: [String: String])
+        case bytes(Data)
+    }
+
+    let chunks: AsyncThrowingStream<Chunk, any Error>
+    private let continuation: AsyncThrowingStream<Chunk, any Error>.Continuation
+    private let session: LockedBox<URLSession?> = LockedBox(nil)
+
+    init(_ request: URLRequest) {
+        (chunks, continuation) = AsyncThrowingStream.makeStream(of: Chunk.self)
+        super.init()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = request.timeoutInterval
+        configuration.timeoutIntervalForResource = .infinity
+        configuration.urlCache = nil
+        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+        self.session.withLock { $0 = session }
+        session.dataTask(with: request).resume()
+    }
+
+    /// Ends the connection (and breaks the session's reference cycle with its delegate).
+    func cancel() {
+        session.withLock {
+            $0?.invalidateAndCancel()
+            $0 = nil
+        }
+        continuation.finish()
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        if let http = response as? HTTPURLResponse {
+            continuation.yield(.response(status: http.statusCode, headers: HTTPCore.headers(of: http)))
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        continuation.yield(.bytes(data))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+    }
+}

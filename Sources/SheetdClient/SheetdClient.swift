@@ -1,0 +1,149 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A typed client of sheetd's user routes, for one user.
+///
+/// ```swift
+/// let client = SheetdClient(baseURL: URL(string: "https://sheetd.example.com")!, userId: "user-8431") {
+///     try await session.sheetdToken()   // the user's HS256 token, refreshed by your app
+/// }
+/// try await client.reportCount(2, container: "offers-home")
+/// let decision = try await client.decision(for: SheetContext(screen: "home", tab: "accounts"))
+/// ```
+///
+/// - Every call retries transport failures, 503 and 429 (honouring `Retry-After`) with exponential
+///   backoff and jitter (``RetryPolicy``); no other 4xx is retried. Failures throw ``SheetdError``.
+/// - Events get an `eventId` once per call, reused by every retry of that call, so a retry of an
+///   event the server already applied is answered with its first outcome and not applied twice.
+/// - ``decision(for:)`` keeps the last ETag per ``SheetContext`` and revalidates with `If-None-Match`;
+///   a 304 returns the cached decision. ``decisions(for:)`` follows the decision live.
+public final class SheetdClient: Sendable {
+    /// The server, e.g. `https://sheetd.example.com` (a path prefix is kept).
+    public let baseURL: URL
+    /// The user every call is about.
+    public let userId: String
+    /// The shared settings.
+    public var configuration: SheetdConfiguration { core.configuration }
+
+    let core: HTTPCore
+    /// The last decision and its ETag, per context.
+    let cache = LockedBox<[SheetContext: CachedDecision]>([:])
+
+    struct CachedDecision: Sendable {
+        var etag: String
+        var decision: Decision
+    }
+
+    /// A client for `userId`. `token` is asked for the bearer token before every request (return a
+    /// cached one; refresh it when it nears its `exp`).
+    public init(baseURL: URL, userId: String, token: @escaping @Sendable () async throws -> String,
+                configuration: SheetdConfiguration = SheetdConfiguration()) {
+        self.baseURL = baseURL
+        self.userId = userId
+        self.core = HTTPCore(baseURL: baseURL, token: token, configuration: configuration)
+    }
+
+    var userPath: String { "/v1/users/\(HTTPCore.segment(userId))" }
+
+    // MARK: - Decision
+
+    /// The decision for `context`. Sends `If-None-Match` with the ETag of the last decision for an equal
+    /// context; a 304 returns that cached decision without a body on the wire.
+    /// - Throws: ``SheetdError`` (a 400 names the invalid parameter in ``SheetdError/invalidParams``).
+    public func decision(for context: SheetContext) async throws -> Decision {
+        let cached = cache.withLock { $0[context] }
+        let answer = try await core.send(
+            "GET", userPath + "/decision", query: context.queryItems, headers: cached.map { ["If-None-Match": $0.etag] } ?? [:])
+        return try remember(answer, for: context, cached: cached)
+    }
+
+    /// Stores a 200's decision under its ETag, or returns the cached one for a 304.
+    func remember(_ answer: HTTPCore.Answer, for context: SheetContext, cached: CachedDecision?) throws -> Decision {
+        if answer.status == 304 {
+            guard let cached else { throw SheetdError(kind: .invalidResponse, status: 304, message: "a 304 without a cached decision") }
+            return cached.decision
+        }
+        let decision = try HTTPCore.decode(Decision.self, answer)
+        if let etag = answer.header("ETag") { remember(CachedDecision(etag: etag, decision: decision), for: context) }
+        return decision
+    }
+
+    func remember(_ entry: CachedDecision, for context: SheetContext) {
+        cache.withLock { $0[context] = entry }
+    }
+
+    /// The ETag of the cached decision for `context`, if any.
+    public func cachedETag(for context: SheetContext) -> String? { cache.withLock { $0[context]?.etag } }
+
+    /// Forgets every cached decision (the next ``decision(for:)`` downloads it again).
+    public func clearDecisionCache() { cache.withLock { $0.removeAll() } }
+
+    // MARK: - Events
+
+    /// A new event id: generated once per logical event, reused by its retries.
+    public static func makeEventId() -> String { UUID().uuidString.lowercased() }
+
+    /// Reports a container's card count (`PUT .../containers/{containerId}/count`).
+    /// - Parameters:
+    ///   - seq: optional sequence number; a report at or below the last applied one is not applied.
+    ///   - filter: the filter the count was observed under (nil: none).
+    ///   - eventId: the event's id; nil generates one (pass your own to make a retry across app launches idempotent).
+    @discardableResult
+    public func reportCount(_ count: Int, container: String, seq: Int? = nil, filter: String? = nil, eventId: String? = nil)
+        async throws -> EventReceipt<CountOutcome>
+    {
+        let report = CountReport(count: count, seq: seq, filter: filter, eventId: eventId ?? Self.makeEventId())
+        return try await sendEvent("PUT", userPath + "/containers/\(HTTPCore.segment(container))/count", report, eventId: report.eventId!)
+    }
+
+    /// Reports that the user dismissed a sheet (`POST .../dismissals`).
+    @discardableResult
+    public func dismiss(_ sheetId: String, method: DismissalMethod, eventId: String? = nil) async throws -> EventReceipt<DismissalOutcome> {
+        let body = Dismissal(sheetId: sheetId, method: method, eventId: eventId ?? Self.makeEventId())
+        return try await sendEvent("POST", userPath + "/dismissals", body, eventId: body.eventId!)
+    }
+
+    /// Reports that a sheet was opened (`POST .../presentations`): `push` nests it, `replace` is a flow's next step.
+    @discardableResult
+    public func present(_ sheetId: String, mode: OpenMode = .push, parentSheetId: String? = nil, eventId: String? = nil)
+        async throws -> EventReceipt<PresentationOutcome>
+    {
+        let body = Presentation(sheetId: sheetId, mode: mode, parentSheetId: parentSheetId, eventId: eventId ?? Self.makeEventId())
+        return try await sendEvent("POST", userPath + "/presentations", body, eventId: body.eventId!)
+    }
+
+    /// Reports a sheet's measured content height in points (`PUT .../sheets/{sheetId}/content-height`).
+    @discardableResult
+    public func reportContentHeight(_ height: Double, sheetId: String, platform: Platform = .ios, eventId: String? = nil)
+        async throws -> EventReceipt<ContentHeightOutcome>
+    {
+        let body = ContentHeight(height: height, platform: platform, eventId: eventId ?? Self.makeEventId())
+        return try await sendEvent("PUT", userPath + "/sheets/\(HTTPCore.segment(sheetId))/content-height", body, eventId: body.eventId!)
+    }
+
+    /// Sends one event body (its `eventId` fixed) with retries, and reads the outcome.
+    private func sendEvent<Body: Encodable, Outcome: Decodable & Sendable & Equatable>(
+        _ method: String, _ path: String, _ body: Body, eventId: String
+    ) async throws -> EventReceipt<Outcome> {
+        let answer = try await core.send(method, path, body: try HTTPCore.encode(body))
+        return EventReceipt(
+            outcome: try HTTPCore.decode(Outcome.self, answer), eventId: eventId,
+            replayed: answer.header("Idempotent-Replayed") == "true", attempts: answer.attempts)
+    }
+
+    // MARK: - State
+
+    /// What is stored about the user (`GET .../state`).
+    public func state() async throws -> UserState {
+        try HTTPCore.decode(UserState.self, try await core.send("GET", userPath + "/state"))
+    }
+
+    /// Erases everything stored about the user (`DELETE /v1/users/{userId}`), and the client's cached decisions.
+    public func erase() async throws {
+        _ = try await core.send("DELETE", userPath)
+        clearDecisionCache()
+    }
+}
