@@ -1,0 +1,159 @@
+import Foundation
+import SheetdClient
+import Testing
+
+/// The client's models and openapi.yaml cannot drift: every JSON example of the spec decodes with the
+/// model of its schema, and every request model the client encodes validates against the spec's
+/// schema (through scripts/client-spec-examples.py, PyYAML and jsonschema, as scripts/check-openapi.sh).
+@Suite struct SpecConformanceTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let spec = root.appending(path: "openapi.yaml").path
+    static let script = root.appending(path: "scripts/client-spec-examples.py").path
+
+    struct Example: Decodable {
+        var `where`: String
+        var schema: String
+        var value: JSONValue
+    }
+
+    /// Any JSON value, kept as it came (so an example can be re-encoded for the models to decode).
+    enum JSONValue: Codable, Equatable {
+        case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if c.decodeNil() { self = .null } else if let b = try? c.decode(Bool.self) { self = .bool(b) } else if let n = try? c.decode(Double.self) {
+                self = .number(n)
+            } else if let s = try? c.decode(String.self) { self = .string(s) } else if let a = try? c.decode([JSONValue].self) { self = .array(a) } else {
+                self = .object(try c.decode([String: JSONValue].self))
+            }
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.singleValueContainer()
+            switch self {
+            case .null: try c.encodeNil()
+            case .bool(let b): try c.encode(b)
+            case .number(let n): if n == n.rounded() && abs(n) < 1e15 { try c.encode(Int(n)) } else { try c.encode(n) }
+            case .string(let s): try c.encode(s)
+            case .array(let a): try c.encode(a)
+            case .object(let o): try c.encode(o)
+            }
+        }
+    }
+
+    /// The model each schema name decodes with; request models also re-encode for validation.
+    static let models: [String: @Sendable (Data) throws -> Data?] = [
+        "Decision": { _ = try JSONDecoder().decode(Decision.self, from: $0); return nil },
+        "SheetDefinition": { _ = try JSONDecoder().decode(SheetDefinition.self, from: $0); return nil },
+        "Catalog": { _ = try JSONDecoder().decode(Catalog.self, from: $0); return nil },
+        "CountOutcome": { _ = try JSONDecoder().decode(CountOutcome.self, from: $0); return nil },
+        "DismissalOutcome": { _ = try JSONDecoder().decode(DismissalOutcome.self, from: $0); return nil },
+        "PresentationOutcome": { _ = try JSONDecoder().decode(PresentationOutcome.self, from: $0); return nil },
+        "ContentHeightOutcome": { _ = try JSONDecoder().decode(ContentHeightOutcome.self, from: $0); return nil },
+        "UserState": { _ = try JSONDecoder().decode(UserState.self, from: $0); return nil },
+        "Problem": { _ = try JSONDecoder().decode(Problem.self, from: $0); return nil },
+        "ProblemBadRequest": { _ = try JSONDecoder().decode(Problem.self, from: $0); return nil },
+        "Health": { _ = try JSONDecoder().decode(Health.self, from: $0); return nil },
+        "Readiness": { _ = try JSONDecoder().decode(Readiness.self, from: $0); return nil },
+        "SheetDefinitionInput": { try JSONEncoder().encode(try JSONDecoder().decode(SheetDefinitionInput.self, from: $0)) },
+        "CountReport": { try JSONEncoder().encode(try JSONDecoder().decode(CountReport.self, from: $0)) },
+        "Dismissal": { try JSONEncoder().encode(try JSONDecoder().decode(Dismissal.self, from: $0)) },
+        "Presentation": { try JSONEncoder().encode(try JSONDecoder().decode(Presentation.self, from: $0)) },
+        "ContentHeight": { try JSONEncoder().encode(try JSONDecoder().decode(ContentHeight.self, from: $0)) },
+    ]
+    /// Schemas whose examples are plain strings (ids, names, titles): no model.
+    static let plainStrings: Set<String> = ["Id", "Name", "Filter", "EventId", "Title"]
+
+    /// Request models built by the client itself, every member set, as the client sends them.
+    static func clientRequests() throws -> [(String, String, Data)] {
+        let encoder = JSONEncoder()
+        let id = SheetdClient.makeEventId()
+        return [
+            ("CountReport", "full", try encoder.encode(CountReport(count: 2, seq: 41, filter: "category:security", eventId: id))),
+            ("CountReport", "minimal", try encoder.encode(CountReport(count: 0))),
+            ("Dismissal", "full", try encoder.encode(Dismissal(sheetId: "home-offers", method: .cancelButton, eventId: id))),
+            ("Presentation", "full", try encoder.encode(Presentation(sheetId: "offer-detail", mode: .replace, parentSheetId: "home-offers", eventId: id))),
+            ("ContentHeight", "full", try encoder.encode(ContentHeight(height: 298.5, platform: .android, eventId: id))),
+            ("SheetDefinitionInput", "cards", try encoder.encode(SheetDefinitionInput(
+                id: "home-offers", kind: .cards, size: .content, style: .flexible, screen: "home", tab: "accounts", containerId: "offers-home",
+                containerFilter: "category:offers", priority: 100, inputCount: 1, confirmDismissWhenDirty: false, nonModalUpTo: .medium,
+                dismissAffordance: .closeIcon, swipeToDismiss: true, tapScrimToDismiss: false, expandsOnScrollToEdge: true, cornerRadius: 16))),
+            ("SheetDefinitionInput", "strict", try encoder.encode(SheetDefinitionInput(
+                kind: .input, size: .large, style: .strict, title: "Filter", screen: "transactions", inputCount: 6,
+                primaryButton: PrimaryButton(label: "Apply")))),
+        ]
+    }
+
+    /// Runs the bridge script with a Python that has PyYAML, jsonschema and referencing: the venv of
+    /// scripts/check-openapi.sh, else `python3` on the PATH; when neither has them, check-openapi.sh
+    /// is run once to make the venv.
+    static func python(_ mode: String, input: Data? = nil) throws -> Data {
+        let venv = root.appending(path: ".build/venv-tools/bin/python").path
+        if let output = try? run(venv, mode, input: input) { return output }
+        if let output = try? run("python3", mode, input: input) { return output }
+        _ = try? run(root.appending(path: "scripts/check-openapi.sh").path, nil, input: nil)
+        return try run(venv, mode, input: input)
+    }
+
+    static func run(_ executable: String, _ mode: String?, input: Data?) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + (mode.map { [script, $0, spec] } ?? [])
+        let output = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = output
+        process.standardInput = stdin
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let writer = stdin.fileHandleForWriting
+        if let input { writer.write(input) }
+        try writer.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CollectorTimeout(description: "\(executable) \(mode ?? "") exited \(process.terminationStatus) (needs PyYAML, jsonschema, referencing)")
+        }
+        return data
+    }
+
+    /// Every example of the spec decodes with its model; request examples re-encode to valid JSON.
+    @Test func everyExampleDecodesAndEveryRequestValidates() throws {
+        let examples = try JSONDecoder().decode([Example].self, from: try Self.python("examples"))
+        #expect(examples.count > 50)
+        var encoded: [[String: String]] = []
+        var values: [Data] = []
+        for example in examples where !Self.plainStrings.contains(example.schema) {
+            guard let model = Self.models[example.schema] else {
+                Issue.record("\(example.where): no client model for schema \(example.schema)")
+                continue
+            }
+            do {
+                if let again = try model(try JSONEncoder().encode(example.value)) {
+                    encoded.append(["where": "re-encoded \(example.where)", "schema": example.schema])
+                    values.append(again)
+                }
+            } catch {
+                Issue.record("\(example.where): \(example.schema) does not decode: \(error)")
+            }
+        }
+        for (schema, name, data) in try Self.clientRequests() {
+            encoded.append(["where": "client \(schema) \(name)", "schema": schema])
+            values.append(data)
+        }
+        // One JSON list of {where, schema, value} for the validator.
+        var list = Data("[".utf8)
+        for (i, (meta, value)) in zip(encoded, values).enumerated() {
+            if i > 0 { list.append(Data(",".utf8)) }
+            list.append(Data(#"{"where":"#.utf8) + (try JSONEncoder().encode(meta["where"]!)) + Data(#","schema":"#.utf8))
+            list.append((try JSONEncoder().encode(meta["schema"]!)) + Data(#","value":"#.utf8) + value + Data("}".utf8))
+        }
+        list.append(Data("]".utf8))
+        struct Report: Decodable {
+            var checked: Int
+            var failures: [String]
+        }
+        let report = try JSONDecoder().decode(Report.self, from: try Self.python("validate", input: list))
+        #expect(report.checked == encoded.count)
+        #expect(report.checked >= 15)
+        for failure in report.failures { Issue.record("\(failure)") }
+    }
+}
