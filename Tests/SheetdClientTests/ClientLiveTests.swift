@@ -39,6 +39,12 @@ import Testing
         let sheet = try #require(decision.sheet)
         #expect(sheet.id == "offers")
         #expect(sheet.ios != nil && sheet.android == nil)
+        let plan = try #require(SheetPresentationPlan(sheet))
+        #expect(plan.detents.contains(plan.selectedDetent))
+        #expect(plan.swiftUI.detents.contains(plan.swiftUI.selection))
+        let android = try await client.decision(for: SheetContext(screen: "home", tab: "accounts", platform: .android))
+        #expect(android.sheet?.android?.properties != nil)
+        #expect(android.sheet.flatMap(SheetPresentationPlan.init) == nil)
 
         let height = try await client.reportContentHeight(312, sheetId: "offers")
         #expect(height.outcome == ContentHeightOutcome(sheetId: "offers", platform: .ios, height: 312))

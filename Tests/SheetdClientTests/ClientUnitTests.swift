@@ -90,7 +90,12 @@ import Testing
         #expect(plan.preferredCornerRadius == 16)
         #expect(plan.prefersEdgeAttachedInCompactHeight)
         #expect(!plan.isResizable && !plan.allowsBackgroundInteraction)
-        #expect(plan.style == .sheet)
+        #expect(plan.modalPresentationStyle == .pageSheet)
+        // No dismissal or swiftui object (an older server): derived from the UIKit members.
+        #expect(plan.dismissal == .init(swipe: true, tapScrim: true, requiresDelegate: false))
+        #expect(!plan.needsDismissalDelegate)
+        #expect(plan.swiftUI.detents == plan.detents && plan.swiftUI.selection == plan.selectedDetent)
+        #expect(plan.swiftUI.cornerRadius == 16 && !plan.swiftUI.interactiveDismissDisabled)
     }
 
     /// A medium-resizable, non-modal-up-to-medium sheet with a grabber, modal in presentation.
@@ -101,7 +106,8 @@ import Testing
         #expect(plan.selectedDetent == .medium)
         #expect(plan.largestUndimmedDetent == .medium)
         #expect(plan.prefersGrabberVisible && plan.isModalInPresentation && plan.isResizable && plan.allowsBackgroundInteraction)
-        #expect(plan.style == .popover)
+        #expect(plan.modalPresentationStyle == .popover)
+        #expect(plan.swiftUI.backgroundInteractionUpThrough == .medium && plan.swiftUI.interactiveDismissDisabled)
     }
 
     /// Unknown detents, and a custom detent without a height, are left out; nothing left means large.
@@ -112,8 +118,33 @@ import Testing
         #expect(plan.detents == [.large])
         #expect(plan.selectedDetent == .large)
         #expect(plan.largestUndimmedDetent == nil)
-        #expect(plan.style == .sheet)
+        #expect(plan.modalPresentationStyle == .pageSheet)
         let kept = SheetPresentationPlan(ios: Self.ios(detents: [.medium, .large], selected: DetentId(rawValue: "tiny")))
         #expect(kept.selectedDetent == .large)
+    }
+
+    /// The block's own modalPresentationStyle, dismissal and swiftui objects win: a form sheet whose
+    /// swipe dismisses but whose scrim tap does not needs the delegate, which answers by gesture.
+    @Test func blockMembersWin() {
+        var ios = Self.ios(detents: [.content, .large], heights: ["content": 300], selected: .content, grabber: true, modal: true)
+        ios.modalPresentationStyle = .formSheet
+        ios.dismissal = IosDismissal(swipe: true, tapScrim: false, requiresDelegate: true)
+        ios.swiftui = SwiftUISheet(
+            presentationDetents: [SwiftUIDetent(kind: .height, height: 300), SwiftUIDetent(kind: .large)],
+            selection: SwiftUIDetent(kind: .height, height: 300), presentationDragIndicator: .visible,
+            presentationBackgroundInteraction: SwiftUIBackgroundInteraction(kind: .disabled), presentationContentInteraction: .resizes,
+            presentationCornerRadius: 12, interactiveDismissDisabled: false)
+        let plan = SheetPresentationPlan(ios: ios, presentationStyle: .popover, confirmBeforeDismiss: false)
+        #expect(plan.modalPresentationStyle == .formSheet)
+        #expect(plan.needsDismissalDelegate)
+        #expect(plan.shouldDismiss(whileDragging: true))
+        #expect(!plan.shouldDismiss(whileDragging: false))
+        #expect(plan.swiftUI.detents == [.custom(identifier: "content", height: 300), .large])
+        #expect(plan.swiftUI.selection == .custom(identifier: "content", height: 300))
+        #expect(plan.swiftUI.dragIndicatorVisible && plan.swiftUI.contentInteractionResizes && !plan.swiftUI.interactiveDismissDisabled)
+        #expect(plan.swiftUI.backgroundInteractionUpThrough == nil && plan.swiftUI.cornerRadius == 12)
+        ios.modalPresentationStyle = ModalPresentationStyle(rawValue: "overFullScreen")
+        #expect(SheetPresentationPlan(ios: ios, presentationStyle: .popover).modalPresentationStyle == .popover)
+        #expect(SheetPresentationPlan(ios: ios, presentationStyle: .sheet, confirmBeforeDismiss: true).needsDismissalDelegate)
     }
 }

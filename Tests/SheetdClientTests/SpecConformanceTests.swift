@@ -3,7 +3,7 @@ import SheetdClient
 import Testing
 
 /// The client's models and openapi.yaml cannot drift: every JSON example of the spec decodes with the
-/// model of its schema, and every request model the client encodes validates against the spec's
+/// model of its schema and encodes back to the same JSON (no member dropped), and every request model the client encodes validates against the spec's
 /// schema (through scripts/client-spec-examples.py, PyYAML and jsonschema, as scripts/check-openapi.sh).
 @Suite struct SpecConformanceTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -40,26 +40,44 @@ import Testing
         }
     }
 
-    /// The model each schema name decodes with; request models also re-encode for validation.
-    static let models: [String: @Sendable (Data) throws -> Data?] = [
-        "Decision": { _ = try JSONDecoder().decode(Decision.self, from: $0); return nil },
-        "SheetDefinition": { _ = try JSONDecoder().decode(SheetDefinition.self, from: $0); return nil },
-        "Catalog": { _ = try JSONDecoder().decode(Catalog.self, from: $0); return nil },
-        "CountOutcome": { _ = try JSONDecoder().decode(CountOutcome.self, from: $0); return nil },
-        "DismissalOutcome": { _ = try JSONDecoder().decode(DismissalOutcome.self, from: $0); return nil },
-        "PresentationOutcome": { _ = try JSONDecoder().decode(PresentationOutcome.self, from: $0); return nil },
-        "ContentHeightOutcome": { _ = try JSONDecoder().decode(ContentHeightOutcome.self, from: $0); return nil },
-        "UserState": { _ = try JSONDecoder().decode(UserState.self, from: $0); return nil },
-        "Problem": { _ = try JSONDecoder().decode(Problem.self, from: $0); return nil },
-        "ProblemBadRequest": { _ = try JSONDecoder().decode(Problem.self, from: $0); return nil },
-        "Health": { _ = try JSONDecoder().decode(Health.self, from: $0); return nil },
-        "Readiness": { _ = try JSONDecoder().decode(Readiness.self, from: $0); return nil },
+    /// Decodes with the model of each schema name and encodes the model again: what the model kept.
+    static let models: [String: @Sendable (Data) throws -> Data] = [
+        "Decision": { try JSONEncoder().encode(try JSONDecoder().decode(Decision.self, from: $0)) },
+        "SheetDefinition": { try JSONEncoder().encode(try JSONDecoder().decode(SheetDefinition.self, from: $0)) },
+        "Catalog": { try JSONEncoder().encode(try JSONDecoder().decode(Catalog.self, from: $0)) },
+        "CountOutcome": { try JSONEncoder().encode(try JSONDecoder().decode(CountOutcome.self, from: $0)) },
+        "DismissalOutcome": { try JSONEncoder().encode(try JSONDecoder().decode(DismissalOutcome.self, from: $0)) },
+        "PresentationOutcome": { try JSONEncoder().encode(try JSONDecoder().decode(PresentationOutcome.self, from: $0)) },
+        "ContentHeightOutcome": { try JSONEncoder().encode(try JSONDecoder().decode(ContentHeightOutcome.self, from: $0)) },
+        "UserState": { try JSONEncoder().encode(try JSONDecoder().decode(UserState.self, from: $0)) },
+        "Problem": { try JSONEncoder().encode(try JSONDecoder().decode(Problem.self, from: $0)) },
+        "ProblemBadRequest": { try JSONEncoder().encode(try JSONDecoder().decode(Problem.self, from: $0)) },
+        "Health": { try JSONEncoder().encode(try JSONDecoder().decode(Health.self, from: $0)) },
+        "Readiness": { try JSONEncoder().encode(try JSONDecoder().decode(Readiness.self, from: $0)) },
+        "SwiftUIDetent": { try JSONEncoder().encode(try JSONDecoder().decode(SwiftUIDetent.self, from: $0)) },
+        "SwiftUISheet": { try JSONEncoder().encode(try JSONDecoder().decode(SwiftUISheet.self, from: $0)) },
+        "IosDismissal": { try JSONEncoder().encode(try JSONDecoder().decode(IosDismissal.self, from: $0)) },
+        "IosSheet": { try JSONEncoder().encode(try JSONDecoder().decode(IosSheet.self, from: $0)) },
+        "AndroidSheet": { try JSONEncoder().encode(try JSONDecoder().decode(AndroidSheet.self, from: $0)) },
+        "SheetPresentation": { try JSONEncoder().encode(try JSONDecoder().decode(SheetPresentation.self, from: $0)) },
         "SheetDefinitionInput": { try JSONEncoder().encode(try JSONDecoder().decode(SheetDefinitionInput.self, from: $0)) },
         "CountReport": { try JSONEncoder().encode(try JSONDecoder().decode(CountReport.self, from: $0)) },
         "Dismissal": { try JSONEncoder().encode(try JSONDecoder().decode(Dismissal.self, from: $0)) },
         "Presentation": { try JSONEncoder().encode(try JSONDecoder().decode(Presentation.self, from: $0)) },
         "ContentHeight": { try JSONEncoder().encode(try JSONDecoder().decode(ContentHeight.self, from: $0)) },
     ]
+    /// Request bodies: their re-encodings are validated against the schema too.
+    static let requestSchemas: Set<String> = ["SheetDefinitionInput", "CountReport", "Dismissal", "Presentation", "ContentHeight"]
+
+    /// A JSON value without its null members (a model leaves a nil member out; the spec writes null).
+    static func withoutNulls(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let members): .object(members.filter { $0.value != .null }.mapValues(withoutNulls))
+        case .array(let items): .array(items.map(withoutNulls))
+        default: value
+        }
+    }
+
     /// Schemas whose examples are plain strings (ids, names, titles): no model.
     static let plainStrings: Set<String> = ["Id", "Name", "Filter", "EventId", "Title"]
 
@@ -128,7 +146,11 @@ import Testing
                 continue
             }
             do {
-                if let again = try model(try JSONEncoder().encode(example.value)) {
+                let again = try model(try JSONEncoder().encode(example.value))
+                // Every member of the example survives the model: none is silently dropped.
+                let kept = try JSONDecoder().decode(JSONValue.self, from: again)
+                #expect(Self.withoutNulls(kept) == Self.withoutNulls(example.value), "\(example.where): the \(example.schema) model drops or changes members")
+                if Self.requestSchemas.contains(example.schema) {
                     encoded.append(["where": "re-encoded \(example.where)", "schema": example.schema])
                     values.append(again)
                 }

@@ -119,9 +119,11 @@ public struct SheetDefinition: Codable, Sendable, Equatable, Hashable {
     public var expandsOnScrollToEdge: Bool?
     /// Corner radius in points, if declared.
     public var cornerRadius: Double?
+    /// What the design documents advise against in this definition (nil from an older server).
+    public var warnings: [DefinitionWarning]?
 
     /// A value with every member.
-    public init(id: String, kind: SheetKind, size: SheetSize? = nil, style: SheetStyle, title: String? = nil, screen: String, tab: String? = nil, containerId: String? = nil, containerFilter: String? = nil, priority: Int, inputCount: Int, confirmDismissWhenDirty: Bool, primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil, dismissAffordance: DismissAffordance? = nil, swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil) {
+    public init(id: String, kind: SheetKind, size: SheetSize? = nil, style: SheetStyle, title: String? = nil, screen: String, tab: String? = nil, containerId: String? = nil, containerFilter: String? = nil, priority: Int, inputCount: Int, confirmDismissWhenDirty: Bool, primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil, dismissAffordance: DismissAffordance? = nil, swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil, warnings: [DefinitionWarning]? = nil) {
         self.id = id
         self.kind = kind
         self.size = size
@@ -141,6 +143,21 @@ public struct SheetDefinition: Codable, Sendable, Equatable, Hashable {
         self.tapScrimToDismiss = tapScrimToDismiss
         self.expandsOnScrollToEdge = expandsOnScrollToEdge
         self.cornerRadius = cornerRadius
+        self.warnings = warnings
+    }
+}
+
+/// One thing a definition does that the design documents advise against (accepted, not refused).
+public struct DefinitionWarning: Codable, Sendable, Equatable, Hashable {
+    /// The member.
+    public var field: String
+    /// Why.
+    public var reason: String
+
+    /// A value with every member.
+    public init(field: String, reason: String) {
+        self.field = field
+        self.reason = reason
     }
 }
 

@@ -71,13 +71,15 @@ public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
     public var presentationStyle: PresentationStyle
     /// How the sheet arrives from the one before it, or nil for a root.
     public var transition: Transition?
+    /// What the sheet does while the keyboard is up (nil from a server older than this member).
+    public var keyboardAdjustment: KeyboardAdjustment?
     /// UIKit settings (present when the context's platform is iOS).
     public var ios: IosSheet?
     /// Material 3 settings (present when the context's platform is Android).
     public var android: AndroidSheet?
 
     /// A value with every member.
-    public init(id: String, kind: SheetKind, variant: SheetSize, detents: [Detent], selectedDetent: DetentId, grabberVisible: Bool, swipeToDismiss: Bool, tapScrimToDismiss: Bool, largestUndimmedDetent: DetentId? = nil, dismissAffordance: DismissAffordance, confirmBeforeDismiss: Bool, expandsOnScrollToEdge: Bool, parentScalesBehind: Bool, awaitingContentHeight: Bool, scrollable: Bool, scrimAccessibleAsClose: Bool, header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle, transition: Transition? = nil, ios: IosSheet? = nil, android: AndroidSheet? = nil) {
+    public init(id: String, kind: SheetKind, variant: SheetSize, detents: [Detent], selectedDetent: DetentId, grabberVisible: Bool, swipeToDismiss: Bool, tapScrimToDismiss: Bool, largestUndimmedDetent: DetentId? = nil, dismissAffordance: DismissAffordance, confirmBeforeDismiss: Bool, expandsOnScrollToEdge: Bool, parentScalesBehind: Bool, awaitingContentHeight: Bool, scrollable: Bool, scrimAccessibleAsClose: Bool, header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle, transition: Transition? = nil, keyboardAdjustment: KeyboardAdjustment? = nil, ios: IosSheet? = nil, android: AndroidSheet? = nil) {
         self.id = id
         self.kind = kind
         self.variant = variant
@@ -98,6 +100,7 @@ public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
         self.primaryButton = primaryButton
         self.presentationStyle = presentationStyle
         self.transition = transition
+        self.keyboardAdjustment = keyboardAdjustment
         self.ios = ios
         self.android = android
     }
@@ -125,12 +128,15 @@ public struct SheetHeader: Codable, Sendable, Equatable, Hashable {
     public var height: Double
     /// Whether it stays while the content scrolls.
     public var sticky: Bool
+    /// Whether the header holds the Cancel text button (leading edge); nil from an older server.
+    public var cancelButton: Bool?
 
     /// A value with every member.
-    public init(title: String, height: Double, sticky: Bool) {
+    public init(title: String, height: Double, sticky: Bool, cancelButton: Bool? = nil) {
         self.title = title
         self.height = height
         self.sticky = sticky
+        self.cancelButton = cancelButton
     }
 }
 
@@ -192,9 +198,15 @@ public struct IosSheet: Codable, Sendable, Equatable, Hashable {
     public var preferredCornerRadius: Double?
     /// `isModalInPresentation` (the view controller's): interactive dismissal is refused.
     public var isModalInPresentation: Bool
+    /// `modalPresentationStyle`: `pageSheet`, `formSheet` or `popover` (nil from an older server).
+    public var modalPresentationStyle: ModalPresentationStyle?
+    /// What UIKit will actually do on swipe and scrim tap (nil from an older server).
+    public var dismissal: IosDismissal?
+    /// The same presentation as SwiftUI modifiers (nil from an older server).
+    public var swiftui: SwiftUISheet?
 
     /// A value with every member.
-    public init(detents: [DetentId], customDetentHeights: [String: Double], selectedDetentIdentifier: DetentId, largestUndimmedDetentIdentifier: DetentId? = nil, prefersGrabberVisible: Bool, prefersScrollingExpandsWhenScrolledToEdge: Bool, prefersEdgeAttachedInCompactHeight: Bool, widthFollowsPreferredContentSizeWhenEdgeAttached: Bool, preferredCornerRadius: Double? = nil, isModalInPresentation: Bool) {
+    public init(detents: [DetentId], customDetentHeights: [String: Double], selectedDetentIdentifier: DetentId, largestUndimmedDetentIdentifier: DetentId? = nil, prefersGrabberVisible: Bool, prefersScrollingExpandsWhenScrolledToEdge: Bool, prefersEdgeAttachedInCompactHeight: Bool, widthFollowsPreferredContentSizeWhenEdgeAttached: Bool, preferredCornerRadius: Double? = nil, isModalInPresentation: Bool, modalPresentationStyle: ModalPresentationStyle? = nil, dismissal: IosDismissal? = nil, swiftui: SwiftUISheet? = nil) {
         self.detents = detents
         self.customDetentHeights = customDetentHeights
         self.selectedDetentIdentifier = selectedDetentIdentifier
@@ -205,6 +217,86 @@ public struct IosSheet: Codable, Sendable, Equatable, Hashable {
         self.widthFollowsPreferredContentSizeWhenEdgeAttached = widthFollowsPreferredContentSizeWhenEdgeAttached
         self.preferredCornerRadius = preferredCornerRadius
         self.isModalInPresentation = isModalInPresentation
+        self.modalPresentationStyle = modalPresentationStyle
+        self.dismissal = dismissal
+        self.swiftui = swiftui
+    }
+}
+
+/// What UIKit will actually do on swipe and scrim tap (openapi.yaml `IosDismissal`).
+///
+/// When only one of them may dismiss, `requiresDelegate` is true and
+/// `presentationControllerShouldDismiss` answers `swipe` while the sheet is dragged, `tapScrim` otherwise.
+public struct IosDismissal: Codable, Sendable, Equatable, Hashable {
+    /// Whether a swipe down dismisses.
+    public var swipe: Bool
+    /// Whether a scrim tap dismisses.
+    public var tapScrim: Bool
+    /// Whether a `UIAdaptivePresentationControllerDelegate` must decide (`isModalInPresentation` refuses both together).
+    public var requiresDelegate: Bool
+
+    /// A value with every member.
+    public init(swipe: Bool, tapScrim: Bool, requiresDelegate: Bool) {
+        self.swipe = swipe
+        self.tapScrim = tapScrim
+        self.requiresDelegate = requiresDelegate
+    }
+}
+
+/// A SwiftUI `PresentationDetent` (openapi.yaml `SwiftUIDetent`).
+public struct SwiftUIDetent: Codable, Sendable, Equatable, Hashable {
+    /// `medium`, `large` or `height`.
+    public var kind: SwiftUIDetentKind
+    /// Points for `.height`, else nil.
+    public var height: Double?
+
+    /// A value with every member.
+    public init(kind: SwiftUIDetentKind, height: Double? = nil) {
+        self.kind = kind
+        self.height = height
+    }
+}
+
+/// `presentationBackgroundInteraction`: `.enabled(upThrough:)` or `.disabled`.
+public struct SwiftUIBackgroundInteraction: Codable, Sendable, Equatable, Hashable {
+    /// `enabled` or `disabled`.
+    public var kind: BackgroundInteractionKind
+    /// The largest undimmed detent when enabled.
+    public var upThrough: SwiftUIDetent?
+
+    /// A value with every member.
+    public init(kind: BackgroundInteractionKind, upThrough: SwiftUIDetent? = nil) {
+        self.kind = kind
+        self.upThrough = upThrough
+    }
+}
+
+/// The presentation as SwiftUI modifiers, iOS 16.4+ (openapi.yaml `SwiftUISheet`).
+public struct SwiftUISheet: Codable, Sendable, Equatable, Hashable {
+    /// `presentationDetents(_:selection:)`, smallest first.
+    public var presentationDetents: [SwiftUIDetent]
+    /// The selection binding's initial value.
+    public var selection: SwiftUIDetent
+    /// `visible` or `hidden`.
+    public var presentationDragIndicator: DragIndicatorVisibility
+    /// `.enabled(upThrough:)` or `.disabled`.
+    public var presentationBackgroundInteraction: SwiftUIBackgroundInteraction
+    /// `resizes` or `scrolls`.
+    public var presentationContentInteraction: ContentInteraction
+    /// Points, nil for the system's.
+    public var presentationCornerRadius: Double?
+    /// SwiftUI's one switch for swipe and scrim tap.
+    public var interactiveDismissDisabled: Bool
+
+    /// A value with every member.
+    public init(presentationDetents: [SwiftUIDetent], selection: SwiftUIDetent, presentationDragIndicator: DragIndicatorVisibility, presentationBackgroundInteraction: SwiftUIBackgroundInteraction, presentationContentInteraction: ContentInteraction, presentationCornerRadius: Double? = nil, interactiveDismissDisabled: Bool) {
+        self.presentationDetents = presentationDetents
+        self.selection = selection
+        self.presentationDragIndicator = presentationDragIndicator
+        self.presentationBackgroundInteraction = presentationBackgroundInteraction
+        self.presentationContentInteraction = presentationContentInteraction
+        self.presentationCornerRadius = presentationCornerRadius
+        self.interactiveDismissDisabled = interactiveDismissDisabled
     }
 }
 
@@ -224,9 +316,19 @@ public struct AndroidSheet: Codable, Sendable, Equatable, Hashable {
     public var shouldDismissOnBackPress: Bool
     /// Whether `confirmValueChange` must ask before hiding (unsaved input).
     public var confirmValueChangeRequiresDialog: Bool
+    /// What `SheetState(confirmValueChange:)` answers for `Hidden` (nil from an older server).
+    public var confirmValueChange: AndroidConfirmValueChange?
+    /// Where `scrimColor` dims (nil from an older server).
+    public var scrim: AndroidScrim?
+    /// `ModalBottomSheet(shape:)` (nil from an older server).
+    public var shape: AndroidShape?
+    /// `ModalBottomSheetProperties` (nil from an older server).
+    public var properties: AndroidSheetProperties?
+    /// Whether to pad the content by the IME (nil from an older server).
+    public var imePadding: Bool?
 
     /// A value with every member.
-    public init(skipPartiallyExpanded: Bool, initialValue: AndroidSheetValue, dragHandle: Bool, sheetGesturesEnabled: Bool, shouldDismissOnClickOutside: Bool, shouldDismissOnBackPress: Bool, confirmValueChangeRequiresDialog: Bool) {
+    public init(skipPartiallyExpanded: Bool, initialValue: AndroidSheetValue, dragHandle: Bool, sheetGesturesEnabled: Bool, shouldDismissOnClickOutside: Bool, shouldDismissOnBackPress: Bool, confirmValueChangeRequiresDialog: Bool, confirmValueChange: AndroidConfirmValueChange? = nil, scrim: AndroidScrim? = nil, shape: AndroidShape? = nil, properties: AndroidSheetProperties? = nil, imePadding: Bool? = nil) {
         self.skipPartiallyExpanded = skipPartiallyExpanded
         self.initialValue = initialValue
         self.dragHandle = dragHandle
@@ -234,6 +336,58 @@ public struct AndroidSheet: Codable, Sendable, Equatable, Hashable {
         self.shouldDismissOnClickOutside = shouldDismissOnClickOutside
         self.shouldDismissOnBackPress = shouldDismissOnBackPress
         self.confirmValueChangeRequiresDialog = confirmValueChangeRequiresDialog
+        self.confirmValueChange = confirmValueChange
+        self.scrim = scrim
+        self.shape = shape
+        self.properties = properties
+        self.imePadding = imePadding
+    }
+}
+
+/// What `SheetState(confirmValueChange:)` answers for `SheetValue.Hidden`.
+public struct AndroidConfirmValueChange: Codable, Sendable, Equatable, Hashable {
+    /// `allow`, `veto` (spring back) or `confirm` (show the dialog).
+    public var hidden: HiddenConfirmation
+
+    /// A value with every member.
+    public init(hidden: HiddenConfirmation) {
+        self.hidden = hidden
+    }
+}
+
+/// `ModalBottomSheet(scrimColor:)`: the scrim color while the target value is in `dimmedAt`, transparent otherwise.
+public struct AndroidScrim: Codable, Sendable, Equatable, Hashable {
+    /// The sheet values at which the scrim dims.
+    public var dimmedAt: [AndroidSheetValue]
+
+    /// A value with every member.
+    public init(dimmedAt: [AndroidSheetValue]) {
+        self.dimmedAt = dimmedAt
+    }
+}
+
+/// `ModalBottomSheet(shape:)`.
+public struct AndroidShape: Codable, Sendable, Equatable, Hashable {
+    /// Top corners in dp; nil keeps `BottomSheetDefaults.ExpandedShape`.
+    public var topCornerRadius: Double?
+
+    /// A value with every member.
+    public init(topCornerRadius: Double? = nil) {
+        self.topCornerRadius = topCornerRadius
+    }
+}
+
+/// `ModalBottomSheetProperties`.
+public struct AndroidSheetProperties: Codable, Sendable, Equatable, Hashable {
+    /// `shouldDismissOnBackPress`.
+    public var shouldDismissOnBackPress: Bool
+    /// `shouldDismissOnClickOutside`.
+    public var shouldDismissOnClickOutside: Bool
+
+    /// A value with every member.
+    public init(shouldDismissOnBackPress: Bool, shouldDismissOnClickOutside: Bool) {
+        self.shouldDismissOnBackPress = shouldDismissOnBackPress
+        self.shouldDismissOnClickOutside = shouldDismissOnClickOutside
     }
 }
 

@@ -283,3 +283,123 @@ public struct Orientation: OpenEnumeration {
     /// The values this client was built with.
     public static let knownValues: [Self] = [.portrait, .landscape]
 }
+
+/// What a sheet does while the keyboard is up: `growByKeyboard` keeps its detent and rises by the keyboard, `largeDetent` rests at large until the keyboard hides.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct KeyboardAdjustment: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `none`.
+    public static let none: Self = "none"
+    /// `growByKeyboard`.
+    public static let growByKeyboard: Self = "growByKeyboard"
+    /// `largeDetent`.
+    public static let largeDetent: Self = "largeDetent"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.none, .growByKeyboard, .largeDetent]
+}
+
+/// The `modalPresentationStyle` of the presented view controller.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct ModalPresentationStyle: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `pageSheet`.
+    public static let pageSheet: Self = "pageSheet"
+    /// `formSheet`.
+    public static let formSheet: Self = "formSheet"
+    /// `popover`.
+    public static let popover: Self = "popover"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.pageSheet, .formSheet, .popover]
+}
+
+/// The kind of a SwiftUI `PresentationDetent`.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct SwiftUIDetentKind: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `medium`.
+    public static let medium: Self = "medium"
+    /// `large`.
+    public static let large: Self = "large"
+    /// `height`.
+    public static let height: Self = "height"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.medium, .large, .height]
+}
+
+/// A SwiftUI `Visibility` (of the drag indicator).
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct DragIndicatorVisibility: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `visible`.
+    public static let visible: Self = "visible"
+    /// `hidden`.
+    public static let hidden: Self = "hidden"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.visible, .hidden]
+}
+
+/// Whether SwiftUI's `presentationBackgroundInteraction` is enabled.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct BackgroundInteractionKind: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `enabled`.
+    public static let enabled: Self = "enabled"
+    /// `disabled`.
+    public static let disabled: Self = "disabled"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.enabled, .disabled]
+}
+
+/// SwiftUI's `presentationContentInteraction`: scrolling at the edge resizes the sheet or scrolls the content.
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct ContentInteraction: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `scrolls`.
+    public static let scrolls: Self = "scrolls"
+    /// `resizes`.
+    public static let resizes: Self = "resizes"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.scrolls, .resizes]
+}
+
+/// What Compose's `confirmValueChange` answers for `SheetValue.Hidden`: `allow`, `veto` (spring back) or `confirm` (ask first).
+///
+/// Open: a value a newer server adds decodes as itself (see ``OpenEnumeration``).
+public struct HiddenConfirmation: OpenEnumeration {
+    /// The value as it appears in JSON.
+    public let rawValue: String
+    /// Wraps any raw value, known or not.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// `allow`.
+    public static let allow: Self = "allow"
+    /// `veto`.
+    public static let veto: Self = "veto"
+    /// `confirm`.
+    public static let confirm: Self = "confirm"
+    /// The values this client was built with.
+    public static let knownValues: [Self] = [.allow, .veto, .confirm]
+}
