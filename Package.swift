@@ -4,12 +4,15 @@ import PackageDescription
 // Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
 // SheetWire (the API's wire format of policy values) → {SheetPolicy, JSONKit};
 // SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite; MicroHTTP → {CMicroHTTPD, Concurrency, JSONKit};
-// Crypto → CCrypto. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
+// Crypto → CCrypto. SheetdClient (the typed Swift client for apps) → Foundation only: no server module
+// depends on it and it depends on none of them. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
 // and Synchronization.
 // PostgreSQL backend: SheetService → PostgresStore → {PostgresKit, SheetStore}; PostgresKit → CLibPQ.
 let package = Package(
     name: "sheetd",
+    // For the SheetdClient library on Apple platforms (URLSession's async API); the server builds on Linux.
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .executable(name: "sheetd", targets: ["sheetd"]),
         // The typed Swift client for apps: Foundation (and FoundationNetworking on Linux) only; it never
