@@ -24,8 +24,10 @@ public struct SheetdConfiguration: Sendable {
     public var onExchange: (@Sendable (Exchange) -> Void)?
 
     /// The defaults: ``RetryPolicy/init(maxAttempts:baseDelay:maxDelay:)``'s, 30 s requests, 30 s long-polls.
-    public init(retry: RetryPolicy = RetryPolicy(), requestTimeout: Double = 30, longPollWait: Int = 30, maxReconnectDelay: Double = 10,
-                liveUpdates: LiveUpdates = .automatic, onExchange: (@Sendable (Exchange) -> Void)? = nil) {
+    public init(
+        retry: RetryPolicy = RetryPolicy(), requestTimeout: Double = 30, longPollWait: Int = 30, maxReconnectDelay: Double = 10,
+        liveUpdates: LiveUpdates = .automatic, onExchange: (@Sendable (Exchange) -> Void)? = nil
+    ) {
         self.retry = retry
         self.requestTimeout = requestTimeout
         self.longPollWait = min(max(longPollWait, 1), 60)

@@ -16,7 +16,8 @@ struct HTTPCore: Sendable {
         self.token = token
         self.configuration = configuration
         let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout
+        // Each request sets its own timeout (a long-poll's is longer); the session's must not cut it first.
+        sessionConfiguration.timeoutIntervalForRequest = max(configuration.requestTimeout, 60) + 70
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil
         session = URLSession(configuration: sessionConfiguration)
@@ -55,8 +56,10 @@ struct HTTPCore: Sendable {
 
     /// Sends a request, retrying transport failures, 503 and 429 per the retry policy. A 2xx or 304 is
     /// returned; any other status throws a ``SheetdError`` carrying the problem.
-    func send(_ method: String, _ path: String, query: [URLQueryItem] = [], body: Data? = nil, headers: [String: String] = [:],
-              timeout: Double? = nil) async throws -> Answer {
+    func send(
+        _ method: String, _ path: String, query: [URLQueryItem] = [], body: Data? = nil, headers: [String: String] = [:],
+        timeout: Double? = nil
+    ) async throws -> Answer {
         let policy = configuration.retry
         var attempt = 0
         while true {
@@ -70,8 +73,10 @@ struct HTTPCore: Sendable {
         }
     }
 
-    func makeRequest(_ method: String, _ path: String, query: [URLQueryItem], body: Data?, headers: [String: String],
-                     timeout: Double?) async throws -> URLRequest {
+    func makeRequest(
+        _ method: String, _ path: String, query: [URLQueryItem], body: Data?, headers: [String: String],
+        timeout: Double?
+    ) async throws -> URLRequest {
         var request = URLRequest(url: url(path, query: query))
         request.httpMethod = method
         request.timeoutInterval = timeout ?? configuration.requestTimeout
@@ -90,8 +95,10 @@ struct HTTPCore: Sendable {
         return request
     }
 
-    private func sendOnce(_ method: String, _ path: String, query: [URLQueryItem], body: Data?, headers: [String: String], timeout: Double?,
-                          attempt: Int) async throws -> Answer {
+    private func sendOnce(
+        _ method: String, _ path: String, query: [URLQueryItem], body: Data?, headers: [String: String], timeout: Double?,
+        attempt: Int
+    ) async throws -> Answer {
         let request = try await makeRequest(method, path, query: query, body: body, headers: headers, timeout: timeout)
         let target = Self.target(of: request) ?? path
         let data: Data
@@ -108,8 +115,9 @@ struct HTTPCore: Sendable {
         }
         let answer = Answer(status: http.statusCode, body: data, headers: Self.headers(of: http), attempts: attempt)
         configuration.onExchange?(
-            .init(method: method, target: target, attempt: attempt, status: answer.status,
-                  headers: answer.headers.filter { ["etag", "idempotent-replayed", "retry-after", "preference-applied"].contains($0.key) }))
+            .init(
+                method: method, target: target, attempt: attempt, status: answer.status,
+                headers: answer.headers.filter { ["etag", "idempotent-replayed", "retry-after", "preference-applied"].contains($0.key) }))
         if (200..<300).contains(answer.status) || answer.status == 304 { return answer }
         throw Self.error(status: answer.status, body: data, headers: answer.headers)
     }

@@ -23,8 +23,10 @@ public struct SheetContext: Sendable, Hashable {
     public var viewportHeight: Double?
 
     /// A context; only the screen and the platform are required.
-    public init(screen: String, tab: String? = nil, platform: Platform = .ios, idiom: Idiom? = nil, orientation: Orientation? = nil,
-                keyboardVisible: Bool? = nil, dirty: Bool? = nil, viewportHeight: Double? = nil) {
+    public init(
+        screen: String, tab: String? = nil, platform: Platform = .ios, idiom: Idiom? = nil, orientation: Orientation? = nil,
+        keyboardVisible: Bool? = nil, dirty: Bool? = nil, viewportHeight: Double? = nil
+    ) {
         self.screen = screen
         self.tab = tab
         self.platform = platform

@@ -88,8 +88,10 @@ extension SheetdClient {
     }
 
     /// One stream connection, until the server ends it. `deliver` gets each decision event.
-    private func streamOnce(_ context: SheetContext, lastEventId: String?, parser: inout ServerSentEventParser,
-                            connected: () -> Void, deliver: (CachedDecision) -> Void) async throws -> StreamEnd {
+    private func streamOnce(
+        _ context: SheetContext, lastEventId: String?, parser: inout ServerSentEventParser,
+        connected: () -> Void, deliver: (CachedDecision) -> Void
+    ) async throws -> StreamEnd {
         var headers = ["Accept": "text/event-stream"]
         if let lastEventId { headers["Last-Event-ID"] = lastEventId }
         // The idle timeout is a dead-peer detector: heartbeats arrive every 15 s by default.
@@ -107,11 +109,13 @@ extension SheetdClient {
                     status = code
                     responseHeaders = fields
                     configuration.onExchange?(
-                        .init(method: "GET", target: request.url?.path ?? "", attempt: 1, status: code,
-                              headers: fields.filter { $0.key == "retry-after" }))
+                        .init(
+                            method: "GET", target: request.url?.path ?? "", attempt: 1, status: code,
+                            headers: fields.filter { $0.key == "retry-after" }))
                     if code == 200 {
                         guard fields["content-type"]?.hasPrefix("text/event-stream") == true else {
-                            throw SheetdError(kind: .server, status: 406, message: "the stream answered \(fields["content-type"] ?? "no content type")")
+                            throw SheetdError(
+                                kind: .server, status: 406, message: "the stream answered \(fields["content-type"] ?? "no content type")")
                         }
                         connected()
                     }
@@ -188,8 +192,10 @@ final class StreamingConnection: NSObject, URLSessionDataDelegate, @unchecked Se
         continuation.finish()
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
         if let http = response as? HTTPURLResponse {
             continuation.yield(.response(status: http.statusCode, headers: HTTPCore.headers(of: http)))
         }

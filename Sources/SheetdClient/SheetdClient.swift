@@ -39,8 +39,10 @@ public final class SheetdClient: Sendable {
 
     /// A client for `userId`. `token` is asked for the bearer token before every request (return a
     /// cached one; refresh it when it nears its `exp`).
-    public init(baseURL: URL, userId: String, token: @escaping @Sendable () async throws -> String,
-                configuration: SheetdConfiguration = SheetdConfiguration()) {
+    public init(
+        baseURL: URL, userId: String, token: @escaping @Sendable () async throws -> String,
+        configuration: SheetdConfiguration = SheetdConfiguration()
+    ) {
         self.baseURL = baseURL
         self.userId = userId
         self.core = HTTPCore(baseURL: baseURL, token: token, configuration: configuration)
@@ -92,7 +94,9 @@ public final class SheetdClient: Sendable {
     ///   - filter: the filter the count was observed under (nil: none).
     ///   - eventId: the event's id; nil generates one (pass your own to make a retry across app launches idempotent).
     @discardableResult
-    public func reportCount(_ count: Int, container: String, seq: Int? = nil, filter: String? = nil, eventId: String? = nil)
+    public func reportCount(
+        _ count: Int, container: String, seq: Int? = nil, filter: String? = nil, eventId: String? = nil
+    )
         async throws -> EventReceipt<CountOutcome>
     {
         let report = CountReport(count: count, seq: seq, filter: filter, eventId: eventId ?? Self.makeEventId())
@@ -108,7 +112,9 @@ public final class SheetdClient: Sendable {
 
     /// Reports that a sheet was opened (`POST .../presentations`): `push` nests it, `replace` is a flow's next step.
     @discardableResult
-    public func present(_ sheetId: String, mode: OpenMode = .push, parentSheetId: String? = nil, eventId: String? = nil)
+    public func present(
+        _ sheetId: String, mode: OpenMode = .push, parentSheetId: String? = nil, eventId: String? = nil
+    )
         async throws -> EventReceipt<PresentationOutcome>
     {
         let body = Presentation(sheetId: sheetId, mode: mode, parentSheetId: parentSheetId, eventId: eventId ?? Self.makeEventId())
@@ -117,7 +123,9 @@ public final class SheetdClient: Sendable {
 
     /// Reports a sheet's measured content height in points (`PUT .../sheets/{sheetId}/content-height`).
     @discardableResult
-    public func reportContentHeight(_ height: Double, sheetId: String, platform: Platform = .ios, eventId: String? = nil)
+    public func reportContentHeight(
+        _ height: Double, sheetId: String, platform: Platform = .ios, eventId: String? = nil
+    )
         async throws -> EventReceipt<ContentHeightOutcome>
     {
         let body = ContentHeight(height: height, platform: platform, eventId: eventId ?? Self.makeEventId())

@@ -10,10 +10,11 @@ import Testing
         let text = "retry: 2000\n\nid: \"abc\"\nevent: decision\ndata: {\"present\":false}\n\n: heartbeat\n\nevent: shutdown\ndata: {}\n\n"
         let events = parser.feed(Array(text.utf8))
         #expect(parser.retryMilliseconds == 2000)
-        #expect(events == [
-            ServerSentEvent(event: "decision", data: #"{"present":false}"#, id: #""abc""#),
-            ServerSentEvent(event: "shutdown", data: "{}", id: #""abc""#),
-        ])
+        #expect(
+            events == [
+                ServerSentEvent(event: "decision", data: #"{"present":false}"#, id: #""abc""#),
+                ServerSentEvent(event: "shutdown", data: "{}", id: #""abc""#),
+            ])
         #expect(parser.lastEventId == #""abc""#)
     }
 
@@ -74,8 +75,10 @@ import Testing
 
 /// The presentation plan of a decision's ios block.
 @Suite struct SheetPresentationPlanTests {
-    static func ios(detents: [DetentId], heights: [String: Double] = [:], selected: DetentId, undimmed: DetentId? = nil,
-                    grabber: Bool = false, radius: Double? = nil, modal: Bool = false) -> IosSheet {
+    static func ios(
+        detents: [DetentId], heights: [String: Double] = [:], selected: DetentId, undimmed: DetentId? = nil,
+        grabber: Bool = false, radius: Double? = nil, modal: Bool = false
+    ) -> IosSheet {
         IosSheet(
             detents: detents, customDetentHeights: heights, selectedDetentIdentifier: selected, largestUndimmedDetentIdentifier: undimmed,
             prefersGrabberVisible: grabber, prefersScrollingExpandsWhenScrolledToEdge: false, prefersEdgeAttachedInCompactHeight: true,

@@ -18,12 +18,25 @@ import Testing
 
     /// Any JSON value, kept as it came (so an example can be re-encoded for the models to decode).
     enum JSONValue: Codable, Equatable {
-        case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+        case null
+        case bool(Bool)
+        case number(Double)
+        case string(String)
+        case array([JSONValue])
+        case object([String: JSONValue])
         init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
-            if c.decodeNil() { self = .null } else if let b = try? c.decode(Bool.self) { self = .bool(b) } else if let n = try? c.decode(Double.self) {
+            if c.decodeNil() {
+                self = .null
+            } else if let b = try? c.decode(Bool.self) {
+                self = .bool(b)
+            } else if let n = try? c.decode(Double.self) {
                 self = .number(n)
-            } else if let s = try? c.decode(String.self) { self = .string(s) } else if let a = try? c.decode([JSONValue].self) { self = .array(a) } else {
+            } else if let s = try? c.decode(String.self) {
+                self = .string(s)
+            } else if let a = try? c.decode([JSONValue].self) {
+                self = .array(a)
+            } else {
                 self = .object(try c.decode([String: JSONValue].self))
             }
         }
@@ -89,15 +102,27 @@ import Testing
             ("CountReport", "full", try encoder.encode(CountReport(count: 2, seq: 41, filter: "category:security", eventId: id))),
             ("CountReport", "minimal", try encoder.encode(CountReport(count: 0))),
             ("Dismissal", "full", try encoder.encode(Dismissal(sheetId: "home-offers", method: .cancelButton, eventId: id))),
-            ("Presentation", "full", try encoder.encode(Presentation(sheetId: "offer-detail", mode: .replace, parentSheetId: "home-offers", eventId: id))),
+            (
+                "Presentation", "full",
+                try encoder.encode(Presentation(sheetId: "offer-detail", mode: .replace, parentSheetId: "home-offers", eventId: id))
+            ),
             ("ContentHeight", "full", try encoder.encode(ContentHeight(height: 298.5, platform: .android, eventId: id))),
-            ("SheetDefinitionInput", "cards", try encoder.encode(SheetDefinitionInput(
-                id: "home-offers", kind: .cards, size: .content, style: .flexible, screen: "home", tab: "accounts", containerId: "offers-home",
-                containerFilter: "category:offers", priority: 100, inputCount: 1, confirmDismissWhenDirty: false, nonModalUpTo: .medium,
-                dismissAffordance: .closeIcon, swipeToDismiss: true, tapScrimToDismiss: false, expandsOnScrollToEdge: true, cornerRadius: 16))),
-            ("SheetDefinitionInput", "strict", try encoder.encode(SheetDefinitionInput(
-                kind: .input, size: .large, style: .strict, title: "Filter", screen: "transactions", inputCount: 6,
-                primaryButton: PrimaryButton(label: "Apply")))),
+            (
+                "SheetDefinitionInput", "cards",
+                try encoder.encode(
+                    SheetDefinitionInput(
+                        id: "home-offers", kind: .cards, size: .content, style: .flexible, screen: "home", tab: "accounts",
+                        containerId: "offers-home",
+                        containerFilter: "category:offers", priority: 100, inputCount: 1, confirmDismissWhenDirty: false, nonModalUpTo: .medium,
+                        dismissAffordance: .closeIcon, swipeToDismiss: true, tapScrimToDismiss: false, expandsOnScrollToEdge: true, cornerRadius: 16))
+            ),
+            (
+                "SheetDefinitionInput", "strict",
+                try encoder.encode(
+                    SheetDefinitionInput(
+                        kind: .input, size: .large, style: .strict, title: "Filter", screen: "transactions", inputCount: 6,
+                        primaryButton: PrimaryButton(label: "Apply")))
+            ),
         ]
     }
 
@@ -129,7 +154,8 @@ import Testing
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0, case .success = wrote else {
-            throw CollectorTimeout(description: "\(executable) \(mode ?? "") exited \(process.terminationStatus) (needs PyYAML, jsonschema, referencing)")
+            throw CollectorTimeout(
+                description: "\(executable) \(mode ?? "") exited \(process.terminationStatus) (needs PyYAML, jsonschema, referencing)")
         }
         return data
     }
@@ -149,7 +175,9 @@ import Testing
                 let again = try model(try JSONEncoder().encode(example.value))
                 // Every member of the example survives the model: none is silently dropped.
                 let kept = try JSONDecoder().decode(JSONValue.self, from: again)
-                #expect(Self.withoutNulls(kept) == Self.withoutNulls(example.value), "\(example.where): the \(example.schema) model drops or changes members")
+                #expect(
+                    Self.withoutNulls(kept) == Self.withoutNulls(example.value),
+                    "\(example.where): the \(example.schema) model drops or changes members")
                 if Self.requestSchemas.contains(example.schema) {
                     encoded.append(["where": "re-encoded \(example.where)", "schema": example.schema])
                     values.append(again)

@@ -56,7 +56,13 @@ public struct SheetDefinitionInput: Codable, Sendable, Equatable, Hashable {
     public var cornerRadius: Double?
 
     /// A value with every member.
-    public init(id: String? = nil, kind: SheetKind, size: SheetSize? = nil, style: SheetStyle? = nil, title: String? = nil, screen: String, tab: String? = nil, containerId: String? = nil, containerFilter: String? = nil, priority: Int? = nil, inputCount: Int? = nil, confirmDismissWhenDirty: Bool? = nil, primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil, dismissAffordance: DismissAffordance? = nil, swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil) {
+    public init(
+        id: String? = nil, kind: SheetKind, size: SheetSize? = nil, style: SheetStyle? = nil, title: String? = nil, screen: String,
+        tab: String? = nil, containerId: String? = nil, containerFilter: String? = nil, priority: Int? = nil, inputCount: Int? = nil,
+        confirmDismissWhenDirty: Bool? = nil, primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil,
+        dismissAffordance: DismissAffordance? = nil, swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil,
+        cornerRadius: Double? = nil
+    ) {
         self.id = id
         self.kind = kind
         self.size = size
@@ -123,7 +129,13 @@ public struct SheetDefinition: Codable, Sendable, Equatable, Hashable {
     public var warnings: [DefinitionWarning]?
 
     /// A value with every member.
-    public init(id: String, kind: SheetKind, size: SheetSize? = nil, style: SheetStyle, title: String? = nil, screen: String, tab: String? = nil, containerId: String? = nil, containerFilter: String? = nil, priority: Int, inputCount: Int, confirmDismissWhenDirty: Bool, primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil, dismissAffordance: DismissAffordance? = nil, swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil, warnings: [DefinitionWarning]? = nil) {
+    public init(
+        id: String, kind: SheetKind, size: SheetSize? = nil, style: SheetStyle, title: String? = nil, screen: String, tab: String? = nil,
+        containerId: String? = nil, containerFilter: String? = nil, priority: Int, inputCount: Int, confirmDismissWhenDirty: Bool,
+        primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil, dismissAffordance: DismissAffordance? = nil,
+        swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil,
+        warnings: [DefinitionWarning]? = nil
+    ) {
         self.id = id
         self.kind = kind
         self.size = size

@@ -19,7 +19,9 @@ public struct Decision: Codable, Sendable, Equatable, Hashable {
     public var trace: [String]
 
     /// A value with every member.
-    public init(present: Bool, reason: DecisionReason, sheet: SheetPresentation? = nil, stack: [SheetPresentation], yielded: [String], trace: [String]) {
+    public init(
+        present: Bool, reason: DecisionReason, sheet: SheetPresentation? = nil, stack: [SheetPresentation], yielded: [String], trace: [String]
+    ) {
         self.present = present
         self.reason = reason
         self.sheet = sheet
@@ -79,7 +81,13 @@ public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
     public var android: AndroidSheet?
 
     /// A value with every member.
-    public init(id: String, kind: SheetKind, variant: SheetSize, detents: [Detent], selectedDetent: DetentId, grabberVisible: Bool, swipeToDismiss: Bool, tapScrimToDismiss: Bool, largestUndimmedDetent: DetentId? = nil, dismissAffordance: DismissAffordance, confirmBeforeDismiss: Bool, expandsOnScrollToEdge: Bool, parentScalesBehind: Bool, awaitingContentHeight: Bool, scrollable: Bool, scrimAccessibleAsClose: Bool, header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle, transition: Transition? = nil, keyboardAdjustment: KeyboardAdjustment? = nil, ios: IosSheet? = nil, android: AndroidSheet? = nil) {
+    public init(
+        id: String, kind: SheetKind, variant: SheetSize, detents: [Detent], selectedDetent: DetentId, grabberVisible: Bool, swipeToDismiss: Bool,
+        tapScrimToDismiss: Bool, largestUndimmedDetent: DetentId? = nil, dismissAffordance: DismissAffordance, confirmBeforeDismiss: Bool,
+        expandsOnScrollToEdge: Bool, parentScalesBehind: Bool, awaitingContentHeight: Bool, scrollable: Bool, scrimAccessibleAsClose: Bool,
+        header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle, transition: Transition? = nil,
+        keyboardAdjustment: KeyboardAdjustment? = nil, ios: IosSheet? = nil, android: AndroidSheet? = nil
+    ) {
         self.id = id
         self.kind = kind
         self.variant = variant
@@ -206,7 +214,13 @@ public struct IosSheet: Codable, Sendable, Equatable, Hashable {
     public var swiftui: SwiftUISheet?
 
     /// A value with every member.
-    public init(detents: [DetentId], customDetentHeights: [String: Double], selectedDetentIdentifier: DetentId, largestUndimmedDetentIdentifier: DetentId? = nil, prefersGrabberVisible: Bool, prefersScrollingExpandsWhenScrolledToEdge: Bool, prefersEdgeAttachedInCompactHeight: Bool, widthFollowsPreferredContentSizeWhenEdgeAttached: Bool, preferredCornerRadius: Double? = nil, isModalInPresentation: Bool, modalPresentationStyle: ModalPresentationStyle? = nil, dismissal: IosDismissal? = nil, swiftui: SwiftUISheet? = nil) {
+    public init(
+        detents: [DetentId], customDetentHeights: [String: Double], selectedDetentIdentifier: DetentId,
+        largestUndimmedDetentIdentifier: DetentId? = nil, prefersGrabberVisible: Bool, prefersScrollingExpandsWhenScrolledToEdge: Bool,
+        prefersEdgeAttachedInCompactHeight: Bool, widthFollowsPreferredContentSizeWhenEdgeAttached: Bool, preferredCornerRadius: Double? = nil,
+        isModalInPresentation: Bool, modalPresentationStyle: ModalPresentationStyle? = nil, dismissal: IosDismissal? = nil,
+        swiftui: SwiftUISheet? = nil
+    ) {
         self.detents = detents
         self.customDetentHeights = customDetentHeights
         self.selectedDetentIdentifier = selectedDetentIdentifier
@@ -289,7 +303,11 @@ public struct SwiftUISheet: Codable, Sendable, Equatable, Hashable {
     public var interactiveDismissDisabled: Bool
 
     /// A value with every member.
-    public init(presentationDetents: [SwiftUIDetent], selection: SwiftUIDetent, presentationDragIndicator: DragIndicatorVisibility, presentationBackgroundInteraction: SwiftUIBackgroundInteraction, presentationContentInteraction: ContentInteraction, presentationCornerRadius: Double? = nil, interactiveDismissDisabled: Bool) {
+    public init(
+        presentationDetents: [SwiftUIDetent], selection: SwiftUIDetent, presentationDragIndicator: DragIndicatorVisibility,
+        presentationBackgroundInteraction: SwiftUIBackgroundInteraction, presentationContentInteraction: ContentInteraction,
+        presentationCornerRadius: Double? = nil, interactiveDismissDisabled: Bool
+    ) {
         self.presentationDetents = presentationDetents
         self.selection = selection
         self.presentationDragIndicator = presentationDragIndicator
@@ -328,7 +346,11 @@ public struct AndroidSheet: Codable, Sendable, Equatable, Hashable {
     public var imePadding: Bool?
 
     /// A value with every member.
-    public init(skipPartiallyExpanded: Bool, initialValue: AndroidSheetValue, dragHandle: Bool, sheetGesturesEnabled: Bool, shouldDismissOnClickOutside: Bool, shouldDismissOnBackPress: Bool, confirmValueChangeRequiresDialog: Bool, confirmValueChange: AndroidConfirmValueChange? = nil, scrim: AndroidScrim? = nil, shape: AndroidShape? = nil, properties: AndroidSheetProperties? = nil, imePadding: Bool? = nil) {
+    public init(
+        skipPartiallyExpanded: Bool, initialValue: AndroidSheetValue, dragHandle: Bool, sheetGesturesEnabled: Bool, shouldDismissOnClickOutside: Bool,
+        shouldDismissOnBackPress: Bool, confirmValueChangeRequiresDialog: Bool, confirmValueChange: AndroidConfirmValueChange? = nil,
+        scrim: AndroidScrim? = nil, shape: AndroidShape? = nil, properties: AndroidSheetProperties? = nil, imePadding: Bool? = nil
+    ) {
         self.skipPartiallyExpanded = skipPartiallyExpanded
         self.initialValue = initialValue
         self.dragHandle = dragHandle

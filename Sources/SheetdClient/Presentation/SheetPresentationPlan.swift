@@ -124,7 +124,8 @@ public struct SheetPresentationPlan: Sendable, Equatable {
         } else {
             modalPresentationStyle = presentationStyle == .popover ? .popover : .pageSheet
         }
-        dismissal = ios.dismissal.map { Dismissal(swipe: $0.swipe, tapScrim: $0.tapScrim, requiresDelegate: $0.requiresDelegate) }
+        dismissal =
+            ios.dismissal.map { Dismissal(swipe: $0.swipe, tapScrim: $0.tapScrim, requiresDelegate: $0.requiresDelegate) }
             ?? Dismissal(swipe: !ios.isModalInPresentation, tapScrim: !ios.isModalInPresentation, requiresDelegate: false)
         self.confirmBeforeDismiss = confirmBeforeDismiss
         swiftUI = Self.swiftUI(ios.swiftui, detents: detents, selected: selected, undimmed: undimmed, ios: ios)

@@ -45,7 +45,9 @@ private struct SheetdModifier<SheetContent: View>: ViewModifier {
                 sheetContent(sheet)
                     .presentationDetents(Set(plan.detents.map(\.presentationDetent)), selection: $selection)
                     .presentationDragIndicator(plan.dragIndicatorVisible ? .visible : .hidden)
-                    .presentationBackgroundInteraction(plan.backgroundInteractionUpThrough.map { .enabled(upThrough: $0.presentationDetent) } ?? .disabled)
+                    .presentationBackgroundInteraction(
+                        plan.backgroundInteractionUpThrough.map { .enabled(upThrough: $0.presentationDetent) } ?? .disabled
+                    )
                     .presentationContentInteraction(plan.contentInteractionResizes ? .resizes : .scrolls)
                     .presentationCornerRadius(plan.cornerRadius.map { CGFloat($0) })
                     .interactiveDismissDisabled(plan.interactiveDismissDisabled)

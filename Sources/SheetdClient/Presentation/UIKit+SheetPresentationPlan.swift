@@ -11,7 +11,8 @@ extension SheetPresentationPlan.Detent {
         switch self {
         case .medium: .medium()
         case .large: .large()
-        case .custom(let identifier, let height): .custom(identifier: .init(identifier)) { context in min(CGFloat(height), context.maximumDetentValue) }
+        case .custom(let identifier, let height):
+            .custom(identifier: .init(identifier)) { context in min(CGFloat(height), context.maximumDetentValue) }
         }
     }
 

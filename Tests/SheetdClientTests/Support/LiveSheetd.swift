@@ -58,8 +58,10 @@ final class LiveSheetd: @unchecked Sendable {
     }
 
     /// A client for `user` with fast retries, reporting its exchanges to `log`.
-    func client(_ user: String = "u1", log: ExchangeLog? = nil, retry: RetryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: 0.05, maxDelay: 0.5),
-                liveUpdates: SheetdConfiguration.LiveUpdates = .automatic, longPollWait: Int = 30, baseURL: URL? = nil) -> SheetdClient {
+    func client(
+        _ user: String = "u1", log: ExchangeLog? = nil, retry: RetryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: 0.05, maxDelay: 0.5),
+        liveUpdates: SheetdConfiguration.LiveUpdates = .automatic, longPollWait: Int = 30, baseURL: URL? = nil
+    ) -> SheetdClient {
         let token = Self.userToken(user)
         var onExchange: (@Sendable (SheetdConfiguration.Exchange) -> Void)?
         if let log { onExchange = { log.append($0) } }
@@ -80,7 +82,8 @@ final class LiveSheetd: @unchecked Sendable {
         try await admin.putSheet(
             "offers", definition: SheetDefinitionInput(kind: .cards, screen: "home", tab: "accounts", containerId: "offers-home", priority: 10))
         try await admin.putSheet(
-            "offer-detail", definition: SheetDefinitionInput(kind: .informational, size: .large, title: "Offer details", screen: "home", tab: "accounts"))
+            "offer-detail",
+            definition: SheetDefinitionInput(kind: .informational, size: .large, title: "Offer details", screen: "home", tab: "accounts"))
         try await admin.putSheet(
             "filters",
             definition: SheetDefinitionInput(
