@@ -64,6 +64,7 @@ import Testing
         "ContentHeightOutcome": { try JSONEncoder().encode(try JSONDecoder().decode(ContentHeightOutcome.self, from: $0)) },
         "UserState": { try JSONEncoder().encode(try JSONDecoder().decode(UserState.self, from: $0)) },
         "Problem": { try JSONEncoder().encode(try JSONDecoder().decode(Problem.self, from: $0)) },
+        "ProblemLimitExceeded": { try JSONEncoder().encode(try JSONDecoder().decode(Problem.self, from: $0)) },
         "ProblemBadRequest": { try JSONEncoder().encode(try JSONDecoder().decode(Problem.self, from: $0)) },
         "Health": { try JSONEncoder().encode(try JSONDecoder().decode(Health.self, from: $0)) },
         "Readiness": { try JSONEncoder().encode(try JSONDecoder().decode(Readiness.self, from: $0)) },

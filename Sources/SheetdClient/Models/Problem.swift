@@ -1,6 +1,7 @@
 // RFC 9457 problem details (openapi.yaml `Problem`, `InvalidParam`) and the ops answers.
 
-/// An `application/problem+json` answer (RFC 9457; openapi.yaml `Problem`).
+/// An `application/problem+json` answer (RFC 9457; openapi.yaml `Problem`, `ProblemBadRequest`,
+/// `ProblemLimitExceeded`: the members of every problem type sheetd answers).
 public struct Problem: Codable, Sendable, Equatable, Hashable {
     /// `urn:sheetd:problem:<slug>`.
     public var type: String
@@ -12,14 +13,24 @@ public struct Problem: Codable, Sendable, Equatable, Hashable {
     public var detail: String
     /// For a 400 about fields: each field at fault (`invalid-params`).
     public var invalidParams: [InvalidParam]?
+    /// For a 409 `limit-exceeded`: which limit the event would exceed (`containers-per-user`,
+    /// `stack-depth`, `content-heights-per-user`). Not retried: retrying cannot fix it.
+    public var limit: String?
+    /// For a 409 `limit-exceeded`: the limit's value on this server.
+    public var maximum: Int?
 
     /// A value with every member.
-    public init(type: String, title: String, status: Int, detail: String, invalidParams: [InvalidParam]? = nil) {
+    public init(
+        type: String, title: String, status: Int, detail: String, invalidParams: [InvalidParam]? = nil, limit: String? = nil,
+        maximum: Int? = nil
+    ) {
         self.type = type
         self.title = title
         self.status = status
         self.detail = detail
         self.invalidParams = invalidParams
+        self.limit = limit
+        self.maximum = maximum
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -28,6 +39,8 @@ public struct Problem: Codable, Sendable, Equatable, Hashable {
         case status
         case detail
         case invalidParams = "invalid-params"
+        case limit
+        case maximum
     }
 }
 
