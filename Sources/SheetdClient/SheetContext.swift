@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The client's context for a decision: the query parameters of `GET /v1/users/{userId}/decision`
 /// and of its stream.

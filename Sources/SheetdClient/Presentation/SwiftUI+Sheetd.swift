@@ -2,7 +2,7 @@
 // not compiled by anyone yet: review it against the SwiftUI documentation). It only copies the tested
 // SheetPresentationPlan.SwiftUI onto SwiftUI's presentation modifiers. Keep it that short.
 #if canImport(SwiftUI) && canImport(UIKit) && !os(watchOS)
-import SwiftUI
+public import SwiftUI
 
 @available(iOS 16.4, macCatalyst 16.4, *)
 extension SheetPresentationPlan.Detent {

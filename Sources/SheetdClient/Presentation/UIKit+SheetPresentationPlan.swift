@@ -2,7 +2,7 @@
 // not compiled by anyone yet: review it against the UIKit documentation). It only copies the tested
 // SheetPresentationPlan onto UIKit; every decision is made in the plan. Keep it that short.
 #if canImport(UIKit) && !os(watchOS)
-import UIKit
+public import UIKit
 
 @available(iOS 16.0, macCatalyst 16.0, *)
 extension SheetPresentationPlan.Detent {
