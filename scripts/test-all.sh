@@ -51,7 +51,7 @@ if swift build --build-tests $flags 2>&1 | tee "$logs/build.log"; then
     passed=$((passed + xc_run - xc_failed))
     failed=$((failed + xc_failed))
   fi
-  if ! grep -qE '^. Test run with [0-9]+ tests?' "$logs/unit.log"; then
+  if ! grep -qE '^(✔|✘) Test run with [0-9]+ tests?' "$logs/unit.log"; then
     record unit "$passed" $((failed + 1)) "swift test ended without its summary: see $logs/unit.log"
   elif [ "$unit_status" != 0 ] && [ "$failed" = 0 ]; then
     record unit "$passed" 1 "swift test exited $unit_status"

@@ -27,7 +27,7 @@ public struct PostgresMigrator: Sendable {
 
     public var latestVersion: Int { migrations.last?.version ?? 0 }
 
-    struct AppliedRow { var name: String; var checksum: String; var appliedAt: String }
+    typealias AppliedRow = MigrationBookkeeping.Applied
 
     func appliedRows(_ db: PostgresConnection) throws -> [Int: AppliedRow] {
         guard try db.scalar("SELECT to_regclass('schema_migrations')::text") != nil else { return [:] }
@@ -40,38 +40,12 @@ public struct PostgresMigrator: Sendable {
 
     /// Refuses a database migrated by a newer binary or whose applied migrations were edited since.
     func validate(_ applied: [Int: AppliedRow]) throws(StoreError) {
-        if let newest = applied.keys.max(), newest > latestVersion {
-            throw .schemaTooNew(database: newest, binary: latestVersion)
-        }
-        for migration in migrations {
-            if let row = applied[migration.version], row.checksum != SHA256.hex(migration.bytes) {
-                throw .checksumMismatch(version: migration.version, name: migration.name)
-            }
-        }
-        let shipped = Set(migrations.map(\.version))
-        if let unknown = applied.keys.sorted().first(where: { !shipped.contains($0) }) {
-            throw .failure("the database records migration \(unknown), which this binary does not ship")
-        }
+        try MigrationBookkeeping(migrations).validate(applied)
     }
 
     /// Lists every shipped migration, plus any recorded version this binary does not know. Never writes.
     func status(_ db: PostgresConnection) throws(StoreError) -> [MigrationStatus] {
-        let applied = try mapPostgresErrors { try appliedRows(db) }
-        var list = migrations.map { migration in
-            let checksum = SHA256.hex(migration.bytes)
-            let row = applied[migration.version]
-            return MigrationStatus(
-                of: migration.version, name: migration.name, applied: row != nil, appliedAt: row?.appliedAt,
-                checksum: checksum, shipped: true, checksumMatches: row.map { $0.checksum == checksum })
-        }
-        let shipped = Set(migrations.map(\.version))
-        for (version, row) in applied where !shipped.contains(version) {
-            list.append(
-                MigrationStatus(
-                    of: version, name: row.name, applied: true, appliedAt: row.appliedAt, checksum: row.checksum,
-                    shipped: false, checksumMatches: nil))
-        }
-        return list.sorted { $0.version < $1.version }
+        MigrationBookkeeping(migrations).status(try mapPostgresErrors { try appliedRows(db) })
     }
 
     /// Applies the pending migrations under the advisory lock; returns the versions applied now.

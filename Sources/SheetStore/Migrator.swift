@@ -17,6 +17,67 @@ public struct MigrationStatus: Sendable, Equatable {
     public var checksumMatches: Bool?
 }
 
+/// The shipped migrations against what a database's `schema_migrations` table records: the checks and
+/// the status list every backend shares (only reading the rows and applying the files differ).
+public struct MigrationBookkeeping: Sendable {
+    /// One recorded row.
+    public struct Applied: Sendable {
+        public var name: String
+        public var checksum: String
+        public var appliedAt: String
+        public init(name: String, checksum: String, appliedAt: String) {
+            self.name = name
+            self.checksum = checksum
+            self.appliedAt = appliedAt
+        }
+    }
+
+    /// Sorted by version.
+    public let migrations: [EmbeddedMigration]
+
+    public init(_ migrations: [EmbeddedMigration]) {
+        self.migrations = migrations.sorted { $0.version < $1.version }
+    }
+
+    /// The highest version shipped.
+    public var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// Refuses a database migrated by a newer binary or whose applied migrations were edited since.
+    public func validate(_ applied: [Int: Applied]) throws(StoreError) {
+        if let newest = applied.keys.max(), newest > latestVersion {
+            throw .schemaTooNew(database: newest, binary: latestVersion)
+        }
+        for migration in migrations {
+            if let row = applied[migration.version], row.checksum != SHA256.hex(migration.bytes) {
+                throw .checksumMismatch(version: migration.version, name: migration.name)
+            }
+        }
+        let shipped = Set(migrations.map(\.version))
+        if let unknown = applied.keys.sorted().first(where: { !shipped.contains($0) }) {
+            throw .failure("the database records migration \(unknown), which this binary does not ship")
+        }
+    }
+
+    /// Every shipped migration, plus any recorded version this binary does not know.
+    public func status(_ applied: [Int: Applied]) -> [MigrationStatus] {
+        var list = migrations.map { migration in
+            let checksum = SHA256.hex(migration.bytes)
+            let row = applied[migration.version]
+            return MigrationStatus(
+                version: migration.version, name: migration.name, applied: row != nil, appliedAt: row?.appliedAt,
+                checksum: checksum, shipped: true, checksumMatches: row.map { $0.checksum == checksum })
+        }
+        let shipped = Set(migrations.map(\.version))
+        for (version, row) in applied where !shipped.contains(version) {
+            list.append(
+                MigrationStatus(
+                    version: version, name: row.name, applied: true, appliedAt: row.appliedAt, checksum: row.checksum,
+                    shipped: false, checksumMatches: nil))
+        }
+        return list.sorted { $0.version < $1.version }
+    }
+}
+
 /// Applies the embedded `migrations/*.sql` in version order, each in one `BEGIN IMMEDIATE`
 /// transaction together with its `schema_migrations` row.
 public struct Migrator: Sendable {
@@ -38,7 +99,7 @@ public struct Migrator: Sendable {
     /// The highest version this binary ships.
     public var latestVersion: Int { migrations.last?.version ?? 0 }
 
-    struct AppliedRow { var name: String; var checksum: String; var appliedAt: String }
+    typealias AppliedRow = MigrationBookkeeping.Applied
 
     func appliedRows(_ db: Connection) throws -> [Int: AppliedRow] {
         let exists = try db.scalar("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
@@ -52,38 +113,12 @@ public struct Migrator: Sendable {
 
     /// Refuses a database migrated by a newer binary or whose applied migrations were edited since.
     func validate(_ applied: [Int: AppliedRow]) throws(StoreError) {
-        if let newest = applied.keys.max(), newest > latestVersion {
-            throw .schemaTooNew(database: newest, binary: latestVersion)
-        }
-        for migration in migrations {
-            if let row = applied[migration.version], row.checksum != SHA256.hex(migration.bytes) {
-                throw .checksumMismatch(version: migration.version, name: migration.name)
-            }
-        }
-        let shipped = Set(migrations.map(\.version))
-        if let unknown = applied.keys.sorted().first(where: { !shipped.contains($0) }) {
-            throw .failure("the database records migration \(unknown), which this binary does not ship")
-        }
+        try MigrationBookkeeping(migrations).validate(applied)
     }
 
     /// Lists every shipped migration, plus any recorded version this binary does not know.
     public func status(_ db: Connection) throws(StoreError) -> [MigrationStatus] {
-        let applied = try mapErrors { try appliedRows(db) }
-        var list = migrations.map { migration in
-            let checksum = SHA256.hex(migration.bytes)
-            let row = applied[migration.version]
-            return MigrationStatus(
-                version: migration.version, name: migration.name, applied: row != nil, appliedAt: row?.appliedAt,
-                checksum: checksum, shipped: true, checksumMatches: row.map { $0.checksum == checksum })
-        }
-        let shipped = Set(migrations.map(\.version))
-        for (version, row) in applied where !shipped.contains(version) {
-            list.append(
-                MigrationStatus(
-                    version: version, name: row.name, applied: true, appliedAt: row.appliedAt, checksum: row.checksum,
-                    shipped: false, checksumMatches: nil))
-        }
-        return list.sorted { $0.version < $1.version }
+        MigrationBookkeeping(migrations).status(try mapErrors { try appliedRows(db) })
     }
 
     /// Applies the pending migrations; returns the versions applied now (empty when up to date).

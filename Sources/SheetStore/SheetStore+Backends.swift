@@ -18,17 +18,3 @@ extension WriteStatistics {
         self.largestBatch = largestBatch
     }
 }
-
-extension MigrationStatus {
-    public init(
-        of version: Int, name: String, applied: Bool, appliedAt: String?, checksum: String, shipped: Bool, checksumMatches: Bool?
-    ) {
-        self.version = version
-        self.name = name
-        self.applied = applied
-        self.appliedAt = appliedAt
-        self.checksum = checksum
-        self.shipped = shipped
-        self.checksumMatches = checksumMatches
-    }
-}
