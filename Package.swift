@@ -88,6 +88,9 @@ let sharedSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // Release builds optimize across modules: the JSON writer, the caches and the policy's value
+    // types are generic or small, and called from other modules on every request.
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + sharedSettings
