@@ -217,14 +217,37 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Whether `buffer` holds a byte that JSON escapes (below 0x20, `"` or `\`): eight bytes per
+    /// step (bytes of 0x80 and above, UTF-8's multi-byte sequences, never match).
+    private static func needsEscaping(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = buffer.baseAddress else { return false }
+        let count = buffer.count
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var i = 0
+        let raw = UnsafeRawPointer(base)
+        while i + 8 <= count {
+            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let quote = w ^ (ones &* 0x22)
+            let backslash = w ^ (ones &* 0x5C)
+            // A byte below 0x20; a byte equal to 0x22; a byte equal to 0x5C (exact as a yes/no answer).
+            let below = (w &- ones &* 0x20) & ~w
+            let isQuote = (quote &- ones) & ~quote
+            let isBackslash = (backslash &- ones) & ~backslash
+            if (below | isQuote | isBackslash) & highs != 0 { return true }
+            i += 8
+        }
+        while i < count {
+            let byte = base[i]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            i += 1
+        }
+        return false
+    }
+
     /// The escaped characters of a string (without its quotes).
     private mutating func writeEscaped(_ buffer: UnsafeBufferPointer<UInt8>) {
-        var clean = true
-        for byte in buffer where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            clean = false
-            break
-        }
-        if clean {
+        if !Self.needsEscaping(buffer) {
             bytes.append(contentsOf: buffer)
             return
         }

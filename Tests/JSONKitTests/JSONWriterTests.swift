@@ -18,6 +18,30 @@ struct JSONWriterTests {
         #expect(String(decoding: JSONWriter.encode(input), as: UTF8.self) == expected)
     }
 
+    /// The word-at-a-time scan for characters to escape finds each of them at every offset of a
+    /// long string (inside an eight-byte word and in the tail), and passes every other byte through,
+    /// multi-byte UTF-8 included.
+    @Test func escapesAtEveryOffset() {
+        let specials: [(Character, String)] = [
+            ("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{00}", #"\u0000"#), ("\u{1F}", #"\u001f"#),
+        ]
+        let fillers = ["a", "~", " ", "!", "#", "[", "]", "\u{7F}", "é"]
+        for filler in fillers {
+            for length in 1...19 {
+                for offset in 0..<length {
+                    for (special, escaped) in specials {
+                        var input = Array(repeating: filler, count: length)
+                        input[offset] = String(special)
+                        let expected = "\"" + input.map { $0 == String(special) ? escaped : $0 }.joined() + "\""
+                        #expect(String(decoding: JSONWriter.encode(input.joined()), as: UTF8.self) == expected)
+                    }
+                }
+                let clean = String(repeating: filler, count: length)
+                #expect(String(decoding: JSONWriter.encode(clean), as: UTF8.self) == "\"" + clean + "\"")
+            }
+        }
+    }
+
     /// Numbers print deterministically; integral doubles have no fraction, non-finite ones are null.
     @Test(arguments: [
         (320.0, "320"), (412.5, "412.5"), (-0.0, "0"), (0.1, "0.1"), (1e-05, "1e-05"),

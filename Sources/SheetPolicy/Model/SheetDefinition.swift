@@ -87,15 +87,38 @@ public struct SheetDefinition: Sendable, Equatable {
 
 /// The whole catalog, by id.
 public struct Catalog: Sendable, Equatable {
-    public private(set) var sheets: [String: SheetDefinition] { didSet { sortedByID = Self.sorted(sheets) } }
+    public private(set) var sheets: [String: SheetDefinition] {
+        didSet {
+            sortedByID = Self.sorted(sheets)
+            cardSheetsByScreen = Self.cardSheets(sortedByID)
+        }
+    }
     /// All definitions ordered by id in byte order (deterministic iteration). Kept with `sheets`,
     /// because every decision and count report walks it and the catalog changes rarely.
     public private(set) var sortedByID: [SheetDefinition]
+    /// The card sheets of each screen (every tab), ordered by id as in `sortedByID`: a decision
+    /// looks at its screen's only. Kept with `sheets`.
+    private var cardSheetsByScreen: [String: [SheetDefinition]]
 
     public init(_ sheets: [SheetDefinition] = []) {
         let byID = Dictionary(sheets.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         self.sheets = byID
         self.sortedByID = Self.sorted(byID)
+        self.cardSheetsByScreen = Self.cardSheets(sortedByID)
+    }
+
+    /// The card sheets owned by `context` (its screen, and its tab when the sheet names one),
+    /// ordered by id in byte order: `sortedByID` filtered by `isCardSheet && isOwned(by:)`.
+    public func cardSheets(ownedBy context: ClientContext) -> [SheetDefinition] {
+        guard let ofScreen = cardSheetsByScreen[context.screen] else { return [] }
+        if ofScreen.allSatisfy({ $0.isOwned(by: context) }) { return ofScreen }
+        return ofScreen.filter { $0.isOwned(by: context) }
+    }
+
+    private static func cardSheets(_ sorted: [SheetDefinition]) -> [String: [SheetDefinition]] {
+        var byScreen: [String: [SheetDefinition]] = [:]
+        for sheet in sorted where sheet.isCardSheet { byScreen[sheet.screen, default: []].append(sheet) }
+        return byScreen
     }
     public subscript(id: String) -> SheetDefinition? { sheets[id] }
     public mutating func upsert(_ sheet: SheetDefinition) { sheets[sheet.id] = sheet }

@@ -8,7 +8,7 @@ public enum SheetPolicy {
         let stack = liveStack(state.stack, catalog: catalog, state: state, notes: &trace)
 
         // Rules 1 and 2: the card sheets of this screen, and which of them may present.
-        let cardSheets = catalog.sortedByID.filter { $0.isCardSheet && $0.isOwned(by: context) }
+        let cardSheets = catalog.cardSheets(ownedBy: context)
         var eligible: [SheetDefinition] = []
         var latchedWithCards = false
         for sheet in cardSheets {
