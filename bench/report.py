@@ -20,14 +20,14 @@ for line in open(results):
 def med(xs): return statistics.median(xs) if xs else float("nan")
 def spread(xs, fmt): return f"{fmt.format(med(xs))} ({fmt.format(min(xs))}–{fmt.format(max(xs))})" if xs else "–"
 
-LABEL = {"get": "Decision GET", "get304": "Decision GET, If-None-Match (304)", "put": "Count PUT",
+LABEL = {"get": "Decision GET", "get-nc": "Decision GET, decision cache off (every decision computed)", "get304": "Decision GET, If-None-Match (304)", "put": "Count PUT",
          "dismiss": "Dismissal POST", "mix": "Mix 80/15/5", "scale": "Decision GET, 10k vs 1M users",
          "scale-nc": "Decision GET, 10k vs 1M users, decision cache off",
          "get-all": f"Decision GET, {E.get('R_ALL_THREADS', '?')} workers (one per core, wrk included)"}
 SERVER = {"http_fixed": "C yardstick: fixed JSON", "sqlite_upsert": "C yardstick: SQLite UPSERT",
           "sheetd": "sheetd", "sheetd-scale": "sheetd, 1M users",
           "sheetd-nc": "sheetd, cache off", "sheetd-scale-nc": "sheetd, 1M users, cache off"}
-order = [s for s in ["get", "get304", "put", "dismiss", "mix", "get-all", "scale", "scale-nc"] if any(r["scenario"] == s for r in rows)]
+order = [s for s in ["get", "get-nc", "get304", "put", "dismiss", "mix", "get-all", "scale", "scale-nc"] if any(r["scenario"] == s for r in rows)]
 
 def pick(scenario, kind): return [r for r in rows if r["scenario"] == scenario and r["kind"] == kind]
 def ratios(scenario, a, b, key="rps"):
@@ -87,10 +87,20 @@ if pick("get", "sheetd"):
     rr = ratios("get", "sheetd", "http_fixed"); p99 = med([r["p99"] for r in pick("get", "sheetd")])
     t.append(("Decision GET ≥ 0.75× fixed-JSON yardstick req/s, p99 < 5 ms", f"{med(rr):.2f}×, p99 {p99:.2f} ms",
               verdict(med(rr) >= 0.75 and p99 < 5)))
+if pick("get-nc", "sheetd-nc"):
+    cr = ratios("get-nc", "sheetd-nc", "http_fixed", "cpu"); p99 = med([r["p99"] for r in pick("get-nc", "sheetd-nc")])
+    t.append(("Decision GET, cache off: server CPU/request ≤ 2.5× the fixed-JSON yardstick's, p99 < 5 ms",
+              f"CPU {med(cr):.2f}×, p99 {p99:.2f} ms", verdict(med(cr) <= 2.5 and p99 < 5)))
 if pick("put", "sheetd"):
     rr = ratios("put", "sheetd", "sqlite_upsert"); p99 = med([r["p99"] for r in pick("put", "sheetd")])
     t.append(("Count PUT ≥ 0.8× SQLite yardstick req/s, p99 < 15 ms, ack after commit", f"{med(rr):.2f}×, p99 {p99:.2f} ms",
               verdict(med(rr) >= 0.8 and p99 < 15)))
+if pick("dismiss", "sheetd"):
+    rr = ratios("dismiss", "sheetd", "sqlite_upsert")
+    t.append(("Dismissal POST ≥ 0.9× SQLite yardstick req/s", f"{med(rr):.2f}×", verdict(med(rr) >= 0.9)))
+if pick("mix", "sheetd"):
+    rr = ratios("mix", "sheetd", "sqlite_upsert")
+    t.append(("Mix 80/15/5 ≥ 0.8× SQLite yardstick req/s", f"{med(rr):.2f}×", verdict(med(rr) >= 0.8)))
 if pick("scale", "sheetd-scale"):
     a = med([r["p99"] for r in pick("scale", "sheetd-scale")]); b = med([r["p99"] for r in pick("scale", "sheetd")])
     t.append(("1M users: decision p99 within 1.5× of 10k", f"{a:.2f} ms vs {b:.2f} ms = {a/b:.2f}×", verdict(a <= 1.5 * b)))

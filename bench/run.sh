@@ -7,7 +7,8 @@
 # --scale  also preloads 1 000 000 users and compares decision GETs against the 10 000-user database,
 #          with the decision cache and without it (--decision-cache 0: every decision reads SQLite)
 #
-# Environment: BENCH_ONLY="get put" runs only those scenarios (get get304 put dismiss mix);
+# Environment: BENCH_ONLY="get put" runs only those scenarios (get get-nc get304 put dismiss mix;
+# get-nc: decision GETs with --decision-cache 0, every decision computed);
 # BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS (MHD workers per
 # server; default: cores - 1), BENCH_USERS override.
 #
@@ -209,9 +210,10 @@ run() {
   log "$scenario round $round $kind: $(echo "$line" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.0f req/s p50 %.2f ms p99 %.2f ms" % (d["requests"]/d["duration_us"]*1e6, d["p50_us"]/1000, d["p99_us"]/1000))') cpu $(( (c1 - c0) * 1000000 / CLK_TCK / ($(echo "$line" | python3 -c 'import json,sys; print(max(1,json.load(sys.stdin)["requests"]))')) )) us/req"
 }
 
-# name, Lua script, yardstick, MHD workers per server
+# name, Lua script, yardstick, MHD workers per server[, sheetd's kind (default sheetd)]
 SCENARIOS=(
   "get decision.lua http_fixed $THREADS"
+  "get-nc decision.lua http_fixed $THREADS sheetd-nc"
   "get304 decision_304.lua http_fixed $THREADS"
   "put count.lua sqlite_upsert $THREADS"
   "dismiss dismissal.lua sqlite_upsert $THREADS"
@@ -221,13 +223,14 @@ if [ $quick = 0 ] && [ "$ALL_THREADS" != "$THREADS" ]; then SCENARIOS+=("get-all
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$ROUNDS"); do
   for s in "${SCENARIOS[@]}"; do
-    read -r name script yard RUN_THREADS <<< "$s"
+    read -r name script yard RUN_THREADS kind <<< "$s"
+    kind=${kind:-sheetd}
     if [ -n "${BENCH_ONLY:-}" ] && [[ " $BENCH_ONLY " != *" $name "* ]]; then continue; fi
     if [ $((round % 2)) = 1 ]; then
       run "$name" "$round" "$yard" "$script" "$WORK/tokens.txt"
-      run "$name" "$round" sheetd "$script" "$WORK/tokens.txt"
+      run "$name" "$round" "$kind" "$script" "$WORK/tokens.txt"
     else
-      run "$name" "$round" sheetd "$script" "$WORK/tokens.txt"
+      run "$name" "$round" "$kind" "$script" "$WORK/tokens.txt"
       run "$name" "$round" "$yard" "$script" "$WORK/tokens.txt"
     fi
   done

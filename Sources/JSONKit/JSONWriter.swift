@@ -67,7 +67,43 @@ public struct JSONWriter: Sendable {
 
     // MARK: - Members and elements
 
+    /// Writes a member name known at compile time (the usual case): the same bytes as the `String`
+    /// overload, without going through a `String`.
+    public mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { writeEscaped($0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
+    /// Writes a member whose value is `value` (`nil` writes `null`).
+    public mutating func member(_ name: StaticString, _ value: some JSONWritable) {
+        key(name)
+        value.writeJSON(into: &self)
+    }
+
+    /// Writes a member whose value `body` writes (an object, an array, or any one value).
+    public mutating func member(_ name: StaticString, _ body: (inout JSONWriter) -> Void) {
+        key(name)
+        body(&self)
+    }
+
+    /// Writes an object member whose members `body` writes.
+    public mutating func objectMember(_ name: StaticString, _ body: (inout JSONWriter) -> Void) {
+        key(name)
+        object(body)
+    }
+
+    /// Writes an array member whose elements `body` writes.
+    public mutating func arrayMember(_ name: StaticString, _ body: (inout JSONWriter) -> Void) {
+        key(name)
+        array(body)
+    }
+
     /// Writes a member name; the next value written is its value.
+    @_disfavoredOverload
     public mutating func key(_ name: String) {
         separate()
         writeString(name)
@@ -76,24 +112,28 @@ public struct JSONWriter: Sendable {
     }
 
     /// Writes a member whose value is `value` (`nil` writes `null`).
+    @_disfavoredOverload
     public mutating func member(_ name: String, _ value: some JSONWritable) {
         key(name)
         value.writeJSON(into: &self)
     }
 
     /// Writes a member whose value `body` writes (an object, an array, or any one value).
+    @_disfavoredOverload
     public mutating func member(_ name: String, _ body: (inout JSONWriter) -> Void) {
         key(name)
         body(&self)
     }
 
     /// Writes an object member whose members `body` writes.
+    @_disfavoredOverload
     public mutating func objectMember(_ name: String, _ body: (inout JSONWriter) -> Void) {
         key(name)
         object(body)
     }
 
     /// Writes an array member whose elements `body` writes.
+    @_disfavoredOverload
     public mutating func arrayMember(_ name: String, _ body: (inout JSONWriter) -> Void) {
         key(name)
         array(body)
