@@ -88,10 +88,14 @@ let sharedSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
-    // Release builds optimize across modules: the JSON writer, the caches and the policy's value
-    // types are generic or small, and called from other modules on every request.
-    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
+// The server's release builds optimize across modules: the JSON writer, the caches and the policy's
+// value types are generic or small, and called from other modules on every request. Not the client
+// library's targets: a package whose product's targets carry unsafe flags cannot be a dependency.
+let serverReleaseSettings: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
 for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + sharedSettings
+    if !target.name.hasPrefix("SheetdClient") && target.type != .test {
+        target.swiftSettings = (target.swiftSettings ?? []) + serverReleaseSettings
+    }
 }
