@@ -4,6 +4,10 @@ import SheetdClient
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The client against a live sheetd on port 0 with a temporary database: every call, the ETag cache,
 /// retries with event ids, typed errors, and live decisions across a server restart.
 @Suite struct ClientLiveTests {
@@ -159,9 +163,19 @@ import Testing
 
     /// A connection refused is retried too, then surfaces as a transport error.
     @Test func connectionErrorsAreRetried() async throws {
-        let live = try LiveSheetd()
-        let url = live.baseURL
-        live.stop()
+        // A port held bound but not listening: connections are refused, and no other test can take it
+        // meanwhile (a stopped server's port could be reused by a server of a parallel test).
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let url = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")!
         let log = ExchangeLog()
         let client = SheetdClient(
             baseURL: url, userId: "u1", token: { LiveSheetd.userToken("u1") },
