@@ -61,6 +61,8 @@ public struct SheetDefinition: Sendable, Equatable {
     public var tapScrimToDismiss: Bool?
     public var expandsOnScrollToEdge: Bool?
     public var cornerRadius: Double?
+    /// Card sheets: schedule, cooldown, frequency cap and audience (issue 15); `.none` by default.
+    public var campaign: CampaignRules
 
     public init(
         id: String, kind: SheetKind, size: SheetSize? = nil, style: SheetStyle = .flexible, title: String? = nil,
@@ -68,7 +70,7 @@ public struct SheetDefinition: Sendable, Equatable {
         priority: Int = 0, inputCount: Int = 1, confirmDismissWhenDirty: Bool = false,
         primaryButton: PrimaryButton? = nil, nonModalUpTo: DetentID? = nil,
         dismissAffordance: DismissAffordance? = nil, swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil,
-        expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil
+        expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil, campaign: CampaignRules = .none
     ) {
         self.id = id; self.kind = kind; self.size = size; self.style = style; self.title = title
         self.screen = screen; self.tab = tab; self.containerId = containerId; self.containerFilter = containerFilter
@@ -77,6 +79,7 @@ public struct SheetDefinition: Sendable, Equatable {
         self.dismissAffordance = dismissAffordance; self.swipeToDismiss = swipeToDismiss
         self.tapScrimToDismiss = tapScrimToDismiss; self.expandsOnScrollToEdge = expandsOnScrollToEdge
         self.cornerRadius = cornerRadius
+        self.campaign = campaign
     }
 
     /// The container key this sheet watches (card sheets only).

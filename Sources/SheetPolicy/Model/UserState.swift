@@ -63,12 +63,15 @@ public struct UserState: Sendable, Equatable {
     public var stack: [StackEntry]
     /// Measured content heights in points.
     public var contentHeights: [HeightKey: Double]
+    /// Impressions, dismissal times and segments for the campaign rules.
+    public var campaign: CampaignState
 
     public init(
         containers: [ContainerKey: ContainerCount] = [:], latches: [String: Int] = [:],
-        stack: [StackEntry] = [], contentHeights: [HeightKey: Double] = [:]
+        stack: [StackEntry] = [], contentHeights: [HeightKey: Double] = [:], campaign: CampaignState = CampaignState()
     ) {
         self.containers = containers; self.latches = latches; self.stack = stack; self.contentHeights = contentHeights
+        self.campaign = campaign
     }
 
     /// The stored count for a key; none stored reads as 0.
