@@ -24,6 +24,8 @@ public final class SheetService: Sendable {
     let feed = ChangeFeed()
     let streams: DecisionStreams
     let longPolls = LongPolls()
+    /// The service's clock (the policy has none); tests pass a fixed or stepped one.
+    let clock: @Sendable () -> Timestamp
     let databaseErrors = Atomic<Int>(0)
     let draining = Atomic<Bool>(false)
 
@@ -34,9 +36,10 @@ public final class SheetService: Sendable {
         store: any SheetStore, tokens: TokenVerifier, metrics: HTTPMetrics, openAPIDocument: [UInt8],
         decisionCacheUsers: Int = Configuration.defaultDecisionCacheUsers,
         maxStreams: Int = Configuration.defaultMaxStreams, streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
-        stateLimits: UserStateLimits = UserStateLimits()
+        stateLimits: UserStateLimits = UserStateLimits(), clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
         self.store = store
+        self.clock = clock
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         self.stateLimits = stateLimits
         self.decisions = DecisionCache(users: decisionCacheUsers)

@@ -40,7 +40,7 @@ public struct CampaignSettings: Sendable, Equatable {
 /// What the campaign rules know about one user (part of `UserState`, stored with it, erased with it).
 public struct CampaignState: Sendable, Equatable {
     /// Impression times per sheet, oldest first. Pruned past the longest period any rule needs
-    /// (`Catalog.longestImpressionPeriod(settings:)`), so it is not a total.
+    /// (`Catalog.longestImpressionPeriod`), so it is not a total.
     public var impressions: [String: [Timestamp]]
     /// Impressions per sheet since the user was first seen: counters kept for good (never pruned).
     public var impressionTotals: [String: Int]
@@ -127,9 +127,9 @@ public struct CampaignRules: Sendable, Equatable {
 
 extension Catalog {
     /// The longest look-back any impression-counting rule needs (sheet frequency periods, the
-    /// global cap's period, the minimum interval), in seconds; `nil` when no rule counts impressions.
-    /// Impressions older than this are pruned on write.
-    public func longestImpressionPeriod(settings: CampaignSettings) -> Int? {
+    /// global cap's period, the minimum interval of `settings`), in seconds; `nil` when no rule counts
+    /// impressions. Impressions older than this are pruned on write.
+    public var longestImpressionPeriod: Int? {
         var longest: Int? = nil
         func consider(_ seconds: Int?) { if let seconds { longest = Swift.max(longest ?? 0, seconds) } }
         for sheet in sortedByID { consider(sheet.campaign.frequency?.periodSeconds) }

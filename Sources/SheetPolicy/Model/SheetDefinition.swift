@@ -102,6 +102,9 @@ public struct Catalog: Sendable, Equatable {
     /// The card sheets of each screen (every tab), ordered by id as in `sortedByID`: a decision
     /// looks at its screen's only. Kept with `sheets`.
     private var cardSheetsByScreen: [String: [SheetDefinition]]
+    /// The service-wide campaign settings (`/v1/settings`): versioned, cached and invalidated with
+    /// the catalog, since they change decisions the way a catalog edit does.
+    public var settings: CampaignSettings = .off
 
     public init(_ sheets: [SheetDefinition] = []) {
         let byID = Dictionary(sheets.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
