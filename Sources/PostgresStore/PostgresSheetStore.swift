@@ -110,7 +110,7 @@ public final class PostgresSheetStore: SheetStore {
     }
 
     public func update(
-        userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]
+        userId: String, eventId: String?, _ body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     ) throws -> EventResult {
         try withoutActuallyEscaping(body) { body in
             let done = DispatchSemaphore(value: 0)
@@ -124,7 +124,7 @@ public final class PostgresSheetStore: SheetStore {
     }
 
     public func submit(
-        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState) throws -> [UInt8],
+        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8],
         completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
     ) {
         enqueue(PostgresWriteJob(userId: userId, eventId: eventId, body: body, completion: completion))
@@ -155,10 +155,69 @@ public final class PostgresSheetStore: SheetStore {
                     INSERT INTO user_versions (user_id, version) VALUES ($1, nextval('user_versions_seq'))
                     ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
                     """, [.text(userId)])
-                for table in ["container_counts", "latches", "stack", "content_heights", "processed_events", "user_versions"] {
+                for table in [
+                    "container_counts", "latches", "stack", "content_heights", "impressions", "impression_totals", "last_dismissals",
+                    "user_segments", "sheet_activity", "processed_events", "user_versions",
+                ] {
                     try db.query("DELETE FROM \(table) WHERE user_id = $1", [.text(userId)])
                 }
             }
+        }
+    }
+
+    // MARK: - Settings and stats
+
+    public func settings() throws(StoreError) -> CampaignSettings {
+        try read { db in
+            guard let row = try db.query("SELECT global_cap_max, global_cap_period_seconds, min_interval_seconds FROM settings WHERE id = 1").first
+            else { return .off }
+            return CampaignSettings(
+                globalCap: row.optionalInt(at: 0).flatMap { max in row.optionalInt(at: 1).map { FrequencyCap(max: max, periodSeconds: $0) } },
+                minIntervalSeconds: row.optionalInt(at: 2))
+        }
+    }
+
+    public func putSettings(_ settings: CampaignSettings) throws(StoreError) {
+        try read { db in
+            _ = try db.query(
+                """
+                INSERT INTO settings (id, global_cap_max, global_cap_period_seconds, min_interval_seconds) VALUES (1, $1, $2, $3)
+                ON CONFLICT (id) DO UPDATE SET global_cap_max = excluded.global_cap_max,
+                    global_cap_period_seconds = excluded.global_cap_period_seconds,
+                    min_interval_seconds = excluded.min_interval_seconds
+                """,
+                [
+                    settings.globalCap.map { .int(Int64($0.max)) } ?? .null,
+                    settings.globalCap.map { .int(Int64($0.periodSeconds)) } ?? .null,
+                    settings.minIntervalSeconds.map { .int(Int64($0)) } ?? .null,
+                ])
+        }
+    }
+
+    public func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats {
+        try read { db in
+            var stats = SheetStats()
+            let sheet = PostgresValue.text(sheetId)
+            // One statement, one snapshot: the counts (tag 0) and the unique users (tag 1).
+            let counts =
+                since == nil
+                ? "SELECT 0, kind, nullif(method, ''), total FROM sheet_totals WHERE sheet_id = $1"
+                : "SELECT 0, kind, method, count(*) FROM sheet_activity WHERE sheet_id = $1 AND at >= $2 GROUP BY kind, method"
+            let rows = try db.query(
+                counts
+                    + """
+
+                    UNION ALL SELECT 1, NULL, NULL, count(DISTINCT user_id) FROM sheet_activity
+                    WHERE sheet_id = $1 AND kind = 'impression' AND at >= $2
+                    """, [sheet, .int(since?.millisecondsSince1970 ?? .min)])
+            for row in rows {
+                if row.int(at: 0) == 1 {
+                    stats.uniqueUsers = row.int(at: 3)
+                } else {
+                    stats.add(kind: row.string(at: 1), method: row.optionalString(at: 2), count: row.int(at: 3))
+                }
+            }
+            return stats
         }
     }
 

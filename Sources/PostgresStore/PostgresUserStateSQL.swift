@@ -11,11 +11,16 @@ enum PostgresUserStateSQL {
         UNION ALL SELECT 1, sheet_id, NULL::text, count::float8, NULL::text FROM latches WHERE user_id = $1
         UNION ALL SELECT 2, sheet_id, mode, position::float8, replaced_sheet_id FROM stack WHERE user_id = $1
         UNION ALL SELECT 3, sheet_id, platform, height, NULL::text FROM content_heights WHERE user_id = $1
+        UNION ALL SELECT 4, sheet_id, array_to_string(times, ','), NULL::float8, NULL::text FROM impressions WHERE user_id = $1
+        UNION ALL SELECT 5, sheet_id, NULL::text, NULL::float8, total::text FROM impression_totals WHERE user_id = $1
+        UNION ALL SELECT 6, sheet_id, NULL::text, NULL::float8, at::text FROM last_dismissals WHERE user_id = $1
+        UNION ALL SELECT 7, segment, NULL::text, position::float8, NULL::text FROM user_segments WHERE user_id = $1
         """
 
     static func load(userId: String, _ db: PostgresConnection) throws -> UserState {
         var state = UserState()
         var stack: [(position: Int, entry: StackEntry)] = []
+        var segments: [(position: Int, segment: String)] = []
         for row in try db.query(loadSQL, [.text(userId)]) {
             // Counts and positions travel as float8 to share the column with heights; they are whole.
             switch row.int(at: 0) {
@@ -28,6 +33,22 @@ enum PostgresUserStateSQL {
                 let raw = row.string(at: 2)
                 guard let mode = OpenMode(rawValue: raw) else { throw StoreError.failure("stack row with unknown mode \(raw)") }
                 stack.append((Int(row.double(at: 3)), StackEntry(sheetId: row.string(at: 1), mode: mode, replacedSheetId: row.optionalString(at: 4))))
+            case 4:
+                let list = row.string(at: 2)
+                var times: [Timestamp] = []
+                if !list.isEmpty {
+                    for item in list.split(separator: ",") {
+                        guard let ms = Int64(item) else { throw StoreError.failure("impression row with a bad time \(item)") }
+                        times.append(Timestamp(millisecondsSince1970: ms))
+                    }
+                }
+                state.campaign.impressions[row.string(at: 1)] = times
+            case 5:
+                state.campaign.impressionTotals[row.string(at: 1)] = row.int(at: 4)
+            case 6:
+                state.campaign.lastDismissals[row.string(at: 1)] = Timestamp(millisecondsSince1970: Int64(row.int(at: 4)))
+            case 7:
+                segments.append((Int(row.double(at: 3)), row.string(at: 1)))
             default:
                 let raw = row.string(at: 2)
                 guard let platform = Platform(rawValue: raw) else {
@@ -39,6 +60,10 @@ enum PostgresUserStateSQL {
         if !stack.isEmpty {
             stack.sort { $0.position < $1.position }
             state.stack = stack.map(\.entry)
+        }
+        if !segments.isEmpty {
+            segments.sort { $0.position < $1.position }
+            state.campaign.segments = segments.map(\.segment)
         }
         return state
     }
@@ -98,5 +123,87 @@ enum PostgresUserStateSQL {
                 "DELETE FROM content_heights WHERE user_id = $1 AND sheet_id = $2 AND platform = $3",
                 [user, .text(key.sheetId), .text(key.platform.rawValue)])
         }
+        if old.campaign != new.campaign { try writeCampaignChanges(user: user, from: old.campaign, to: new.campaign, db) }
+    }
+
+    private static func writeCampaignChanges(user: PostgresValue, from old: CampaignState, to new: CampaignState, _ db: PostgresConnection) throws {
+        for (sheetId, times) in new.impressions where old.impressions[sheetId] != times {
+            try db.query(
+                """
+                INSERT INTO impressions (user_id, sheet_id, times) VALUES ($1, $2, $3::bigint[])
+                ON CONFLICT (user_id, sheet_id) DO UPDATE SET times = excluded.times
+                """, [user, .text(sheetId), .text("{" + times.map { String($0.millisecondsSince1970) }.joined(separator: ",") + "}")])
+        }
+        for sheetId in old.impressions.keys where new.impressions[sheetId] == nil {
+            try db.query("DELETE FROM impressions WHERE user_id = $1 AND sheet_id = $2", [user, .text(sheetId)])
+        }
+        for (sheetId, total) in new.impressionTotals where old.impressionTotals[sheetId] != total {
+            try db.query(
+                """
+                INSERT INTO impression_totals (user_id, sheet_id, total) VALUES ($1, $2, $3)
+                ON CONFLICT (user_id, sheet_id) DO UPDATE SET total = excluded.total
+                """, [user, .text(sheetId), .int(Int64(total))])
+        }
+        for sheetId in old.impressionTotals.keys where new.impressionTotals[sheetId] == nil {
+            try db.query("DELETE FROM impression_totals WHERE user_id = $1 AND sheet_id = $2", [user, .text(sheetId)])
+        }
+        for (sheetId, time) in new.lastDismissals where old.lastDismissals[sheetId] != time {
+            try db.query(
+                """
+                INSERT INTO last_dismissals (user_id, sheet_id, at) VALUES ($1, $2, $3)
+                ON CONFLICT (user_id, sheet_id) DO UPDATE SET at = excluded.at
+                """, [user, .text(sheetId), .int(time.millisecondsSince1970)])
+        }
+        for sheetId in old.lastDismissals.keys where new.lastDismissals[sheetId] == nil {
+            try db.query("DELETE FROM last_dismissals WHERE user_id = $1 AND sheet_id = $2", [user, .text(sheetId)])
+        }
+        // Segments change rarely (an operator's PUT): rewritten whole.
+        if old.segments != new.segments {
+            try db.query("DELETE FROM user_segments WHERE user_id = $1", [user])
+            for (position, segment) in new.segments.enumerated() {
+                try db.query(
+                    "INSERT INTO user_segments (user_id, position, segment) VALUES ($1, $2, $3)",
+                    [user, .int(Int64(position)), .text(segment)])
+            }
+        }
+    }
+
+    /// Appends the activity records of one update (same transaction). The totals are added per batch
+    /// (`addTotals`), just before the commit.
+    static func append(_ activity: [SheetActivity], userId: String, _ db: PostgresConnection) throws {
+        for record in activity {
+            try db.query(
+                "INSERT INTO sheet_activity (user_id, sheet_id, at, kind, method) VALUES ($1, $2, $3, $4, $5)",
+                [
+                    .text(userId), .text(record.sheetId), .int(record.at.millisecondsSince1970), .text(record.kind.rawValue),
+                    record.method.map { .text($0) } ?? .null,
+                ])
+        }
+    }
+
+    /// One batch's additions to `sheet_totals`, in key order (see migrations/postgres/0003_campaign.sql).
+    static func addTotals(_ totals: [TotalsKey: Int], _ db: PostgresConnection) throws {
+        for (key, count) in totals.sorted(by: { $0.key < $1.key }) {
+            try db.query(
+                """
+                INSERT INTO sheet_totals (sheet_id, kind, method, total) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (sheet_id, kind, method) DO UPDATE SET total = sheet_totals.total + excluded.total
+                """, [.text(key.sheetId), .text(key.kind), .text(key.method), .int(Int64(count))])
+        }
+    }
+}
+
+/// A row of `sheet_totals`.
+struct TotalsKey: Hashable, Comparable {
+    var sheetId: String
+    var kind: String
+    var method: String
+    init(_ record: SheetActivity) { sheetId = record.sheetId; kind = record.kind.rawValue; method = record.method ?? "" }
+    static func < (a: Self, b: Self) -> Bool {
+        // Byte order, the same on every replica (the order the row locks are taken in).
+        for (x, y) in [(a.sheetId, b.sheetId), (a.kind, b.kind), (a.method, b.method)] where x != y {
+            return x.utf8.lexicographicallyPrecedes(y.utf8)
+        }
+        return false
     }
 }

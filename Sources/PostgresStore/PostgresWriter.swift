@@ -92,13 +92,16 @@ final class PostgresWriter: Sendable {
         // deadlock across writers. A user's own updates keep their arrival order.
         let ordered = batch.indices.sorted { (batch[$0].userId, $0) < (batch[$1].userId, $1) }.map { batch[$0] }
         let single = ordered.count == 1
+        var totals: [TotalsKey: Int] = [:]
         for job in ordered {
             guard let body = job.body else { continue }
             job.body = nil
             do {
                 if !single { try db.execute("SAVEPOINT job") }
-                let result = try Self.apply(job, body: body, db, now: now)
+                var activity: [SheetActivity] = []
+                let result = try Self.apply(job, body: body, activity: &activity, db, now: now)
                 if !single { try db.execute("RELEASE SAVEPOINT job") }
+                for record in activity { totals[TotalsKey(record), default: 0] += 1 }
                 job.result = .success(result)
             } catch {
                 let isDatabaseError = error is PostgresError
@@ -121,6 +124,7 @@ final class PostgresWriter: Sendable {
             }
         }
         do {
+            try PostgresUserStateSQL.addTotals(totals, db)
             try db.execute("COMMIT")
         } catch {
             // A connection lost here may or may not have committed: nobody is acknowledged, and a
@@ -135,7 +139,8 @@ final class PostgresWriter: Sendable {
     /// One update inside the open transaction: lock the user (bumping their version), replay, or
     /// load, run the body, write the difference, record the event.
     private static func apply(
-        _ job: PostgresWriteJob, body: (inout UserState) throws -> [UInt8], _ db: PostgresConnection, now: Int64
+        _ job: PostgresWriteJob, body: (inout UserState, inout [SheetActivity]) throws -> [UInt8],
+        activity: inout [SheetActivity], _ db: PostgresConnection, now: Int64
     ) throws -> EventResult {
         let user = PostgresValue.text(job.userId)
         // First, so that a replica updating the same user waits here, and reads the committed
@@ -151,8 +156,9 @@ final class PostgresWriter: Sendable {
         }
         let old = try PostgresUserStateSQL.load(userId: job.userId, db)
         var new = old
-        let outcome = try body(&new)
+        let outcome = try body(&new, &activity)
         try PostgresUserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
+        try PostgresUserStateSQL.append(activity, userId: job.userId, db)
         if let eventId = job.eventId {
             try db.query(
                 "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES ($1, $2, $3, $4)",
@@ -206,12 +212,12 @@ final class PostgresWriteJob: @unchecked Sendable {
     // the submitter reads `result` only after its completion ran.
     let userId: String
     let eventId: String?
-    var body: ((inout UserState) throws -> [UInt8])?
+    var body: ((inout UserState, inout [SheetActivity]) throws -> [UInt8])?
     var result: Result<EventResult, any Error>?
     private let completion: (Result<EventResult, any Error>) -> Void
 
     init(
-        userId: String, eventId: String?, body: @escaping (inout UserState) throws -> [UInt8],
+        userId: String, eventId: String?, body: @escaping (inout UserState, inout [SheetActivity]) throws -> [UInt8],
         completion: @escaping (Result<EventResult, any Error>) -> Void
     ) {
         self.userId = userId; self.eventId = eventId; self.body = body; self.completion = completion

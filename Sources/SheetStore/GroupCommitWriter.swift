@@ -18,7 +18,7 @@ struct WriteJob: @unchecked Sendable {
     // writer drops the job before calling `completion`.
     let userId: String
     let eventId: String?
-    let body: (inout UserState) throws -> [UInt8]
+    let body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     let completion: @Sendable (Result<EventResult, any Error>) -> Void
 }
 
@@ -246,8 +246,10 @@ final class GroupCommitWriter: Sendable {
         }
         let old = try UserStateSQL.load(userId: job.userId, db)
         var new = old
-        let outcome = try job.body(&new)
+        var activity: [SheetActivity] = []
+        let outcome = try job.body(&new, &activity)
         try UserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
+        try UserStateSQL.append(activity, userId: job.userId, db)
         if let eventId = job.eventId {
             try db.run(
                 "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES (?1, ?2, ?3, ?4)",

@@ -138,7 +138,7 @@ public final class SQLiteSheetStore: SheetStore {
     }
 
     public func update(
-        userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]
+        userId: String, eventId: String?, _ body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     ) throws -> EventResult {
         try withoutActuallyEscaping(body) { body in
             let done = DispatchSemaphore(value: 0)
@@ -155,7 +155,7 @@ public final class SQLiteSheetStore: SheetStore {
     }
 
     public func submit(
-        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState) throws -> [UInt8],
+        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8],
         completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
     ) {
         writer.enqueue(WriteJob(userId: userId, eventId: eventId, body: body, completion: completion))
@@ -164,6 +164,64 @@ public final class SQLiteSheetStore: SheetStore {
     public func deleteUser(userId: String) throws(StoreError) {
         try write { db in
             try db.transaction(.immediate) { try UserStateSQL.erase(userId: userId, db) }
+        }
+    }
+
+    // MARK: - Settings and stats
+
+    public func settings() throws(StoreError) -> CampaignSettings {
+        try read { db in
+            try db.query("SELECT global_cap_max, global_cap_period_seconds, min_interval_seconds FROM settings WHERE id = 1") { row in
+                CampaignSettings(
+                    globalCap: row.isNull(at: 0) || row.isNull(at: 1)
+                        ? nil : FrequencyCap(max: Int(row.int64(at: 0)), periodSeconds: Int(row.int64(at: 1))),
+                    minIntervalSeconds: row.isNull(at: 2) ? nil : Int(row.int64(at: 2)))
+            }.first ?? .off
+        }
+    }
+
+    public func putSettings(_ settings: CampaignSettings) throws(StoreError) {
+        try write { db in
+            try db.transaction(.immediate) {
+                try db.run(
+                    """
+                    INSERT INTO settings (id, global_cap_max, global_cap_period_seconds, min_interval_seconds) VALUES (1, ?1, ?2, ?3)
+                    ON CONFLICT (id) DO UPDATE SET global_cap_max = excluded.global_cap_max,
+                        global_cap_period_seconds = excluded.global_cap_period_seconds,
+                        min_interval_seconds = excluded.min_interval_seconds
+                    """,
+                    [
+                        settings.globalCap.map { .integer(Int64($0.max)) } ?? .null,
+                        settings.globalCap.map { .integer(Int64($0.periodSeconds)) } ?? .null,
+                        settings.minIntervalSeconds.map { .integer(Int64($0)) } ?? .null,
+                    ])
+            }
+        }
+    }
+
+    public func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats {
+        try read { db in
+            // One read transaction: the counts and the unique users come from the same snapshot.
+            try db.transaction {
+                var stats = SheetStats()
+                let rows: [(String, String?, Int)]
+                if let since {
+                    rows = try db.query(
+                        "SELECT kind, method, count(*) FROM sheet_activity WHERE sheet_id = ?1 AND at >= ?2 GROUP BY kind, method",
+                        [.text(sheetId), .integer(since.millisecondsSince1970)]
+                    ) { ($0.string(at: 0), $0.isNull(at: 1) ? nil : $0.string(at: 1), Int($0.int64(at: 2))) }
+                } else {
+                    rows = try db.query("SELECT kind, method, total FROM sheet_totals WHERE sheet_id = ?1", [.text(sheetId)]) {
+                        ($0.string(at: 0), $0.string(at: 1).isEmpty ? nil : $0.string(at: 1), Int($0.int64(at: 2)))
+                    }
+                }
+                for (kind, method, count) in rows { stats.add(kind: kind, method: method, count: count) }
+                let unique = try db.scalar(
+                    "SELECT count(DISTINCT user_id) FROM sheet_activity WHERE sheet_id = ?1 AND kind = 'impression' AND at >= ?2",
+                    [.text(sheetId), .integer(since?.millisecondsSince1970 ?? .min)])
+                if case .integer(let n)? = unique { stats.uniqueUsers = Int(n) }
+                return stats
+            }
         }
     }
 

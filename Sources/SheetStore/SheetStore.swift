@@ -16,6 +16,58 @@ public struct EventResult: Sendable, Equatable {
     public init(outcome: [UInt8], replayed: Bool) { self.outcome = outcome; self.replayed = replayed }
 }
 
+/// One fact about a sheet, appended to the activity log (`sheet_activity`) in the same transaction
+/// as the user's update that caused it; `GET /v1/sheets/{sheetId}/stats` and the totals read them.
+public struct SheetActivity: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// The client reported that it presented the sheet (`POST .../impressions`).
+        case impression
+        /// The user dismissed the sheet; `method` is the dismissal method.
+        case dismissal
+        /// A container count released the user's latch of the sheet.
+        case latchRelease = "latch-release"
+        /// A presentation was opened with this sheet as its `parentSheetId`.
+        case opened
+    }
+    public var sheetId: String
+    public var kind: Kind
+    /// The dismissal method (`swipe`, ...) for `.dismissal`; nil otherwise.
+    public var method: String?
+    public var at: Timestamp
+    public init(sheetId: String, kind: Kind, method: String? = nil, at: Timestamp) {
+        self.sheetId = sheetId; self.kind = kind; self.method = method; self.at = at
+    }
+}
+
+/// What the activity log and the totals say about one sheet (`GET /v1/sheets/{sheetId}/stats`).
+public struct SheetStats: Sendable, Equatable {
+    /// Impressions reported.
+    public var impressions: Int
+    /// Distinct users with at least one impression (from the activity log: erased users are gone).
+    public var uniqueUsers: Int
+    /// Dismissals per method (only methods seen).
+    public var dismissals: [String: Int]
+    /// Latches of this sheet released by a count change.
+    public var latchReleases: Int
+    /// Presentations opened with this sheet as their parent.
+    public var openedFrom: Int
+    public init(impressions: Int = 0, uniqueUsers: Int = 0, dismissals: [String: Int] = [:], latchReleases: Int = 0, openedFrom: Int = 0) {
+        self.impressions = impressions; self.uniqueUsers = uniqueUsers; self.dismissals = dismissals
+        self.latchReleases = latchReleases; self.openedFrom = openedFrom
+    }
+
+    /// Folds one `(kind, method, count)` row of the totals or of the activity log in.
+    public mutating func add(kind: String, method: String?, count: Int) {
+        switch SheetActivity.Kind(rawValue: kind) {
+        case .impression: impressions += count
+        case .dismissal: dismissals[method ?? "", default: 0] += count
+        case .latchRelease: latchReleases += count
+        case .opened: openedFrom += count
+        case nil: break
+        }
+    }
+}
+
 /// Counters of the write path (`update`): how many updates committed in how many transactions.
 /// Under concurrent writers `commits < updates` shows group commit at work.
 public struct WriteStatistics: Sendable, Equatable {
@@ -79,17 +131,32 @@ public protocol SheetStore: AnyObject, Sendable {
     /// outcome to remember; the changed state, the outcome and the event id commit together, and
     /// nothing is acknowledged before the commit. A throwing `body` changes nothing, records no event
     /// id, and its error comes back unchanged (`UserStateLimits.enforcing` relies on this).
+    ///
+    /// The body may append `SheetActivity` records to its second argument: they are written to the
+    /// activity log (and added to the per-sheet totals) in the same transaction, and only when the
+    /// body returns (a throwing body emits nothing; a replay runs no body, so emits nothing either).
     func update(
-        userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]
+        userId: String, eventId: String?, _ body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     ) throws -> EventResult
     /// The same as `update`, without waiting: `completion` runs once, on the store's writer thread,
     /// after the transaction carrying the update committed (or failed). Keep it short: the next batch
     /// waits for it.
     func submit(
-        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState) throws -> [UInt8],
+        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8],
         completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void)
-    /// Erases everything stored for the user (no error for an unknown user).
+    /// Erases everything stored for the user (no error for an unknown user): the state (campaign
+    /// facts and segments included), processed event ids and the user's rows of the activity log.
+    /// The per-sheet totals hold no user id and stay.
     func deleteUser(userId: String) throws(StoreError)
+
+    // MARK: Settings and stats
+    /// The campaign settings (`GET /v1/settings`); `.off` when never written.
+    func settings() throws(StoreError) -> CampaignSettings
+    /// Replaces the campaign settings.
+    func putSettings(_ settings: CampaignSettings) throws(StoreError)
+    /// One sheet's figures: with `since`, counted over the activity log from that time on; without,
+    /// the totals (kept for good) and the unique users of the whole log.
+    func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats
 
     // MARK: Operations
     /// Succeeds when the database answers a trivial read (readiness).
@@ -98,4 +165,19 @@ public protocol SheetStore: AnyObject, Sendable {
     var writeStatistics: WriteStatistics { get }
     /// Flushes the WAL and closes every connection; the store is unusable afterwards.
     func close()
+}
+
+extension SheetStore {
+    /// `update` with a body that emits no activity.
+    public func update(userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]) throws -> EventResult {
+        try update(userId: userId, eventId: eventId) { (state: inout UserState, _: inout [SheetActivity]) in try body(&state) }
+    }
+
+    /// `submit` with a body that emits no activity.
+    public func submit(
+        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState) throws -> [UInt8],
+        completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
+    ) {
+        submit(userId: userId, eventId: eventId, { (state: inout UserState, _: inout [SheetActivity]) in try body(&state) }, completion: completion)
+    }
 }

@@ -1,7 +1,8 @@
 public import SheetPolicy
 
-/// A user's whole state as one value of bytes (format 1, described in `migrations/0002_user_state_rows.sql`),
-/// so that a backend stores and reads it as one row.
+/// A user's whole state as one value of bytes (format 1, described in `migrations/0002_user_state_rows.sql`,
+/// with the campaign records of `migrations/0003_campaign.sql`), so that a backend stores and reads it as one row.
+/// The campaign records are new tags of the same format: rows written before them decode unchanged.
 ///
 /// The encoding is canonical: the same state always gives the same bytes (records sorted by key,
 /// the stack bottom to top), so an unchanged state can be recognised and is never rewritten.
@@ -39,6 +40,26 @@ public enum UserStateCodec {
             // The shortest decimal that reads back as the same Double.
             field(height.description, &out)
         }
+        let campaign = state.campaign
+        for (sheetId, times) in campaign.impressions.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            out.append(UInt8(ascii: "i"))
+            field(sheetId, &out)
+            field(times.map { String($0.millisecondsSince1970) }.joined(separator: ","), &out)
+        }
+        for (sheetId, total) in campaign.impressionTotals.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            out.append(UInt8(ascii: "t"))
+            field(sheetId, &out)
+            field(total, &out)
+        }
+        for (sheetId, time) in campaign.lastDismissals.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            out.append(UInt8(ascii: "d"))
+            field(sheetId, &out)
+            field(Int(time.millisecondsSince1970), &out)
+        }
+        for segment in campaign.segments {
+            out.append(UInt8(ascii: "g"))
+            field(segment, &out)
+        }
         return out
     }
 
@@ -70,6 +91,25 @@ public enum UserStateCodec {
                 guard let platform = Platform(rawValue: try reader.string()) else { throw reader.malformed("unknown platform") }
                 guard let height = Double(try reader.string()) else { throw reader.malformed("height is not a number") }
                 state.contentHeights[HeightKey(sheetId: sheetId, platform: platform)] = height
+            case UInt8(ascii: "i"):
+                let sheetId = try reader.string()
+                let list = try reader.string()
+                var times: [Timestamp] = []
+                if !list.isEmpty {
+                    for item in list.split(separator: ",", omittingEmptySubsequences: false) {
+                        guard let ms = Int64(item) else { throw reader.malformed("impression time is not a number") }
+                        times.append(Timestamp(millisecondsSince1970: ms))
+                    }
+                }
+                state.campaign.impressions[sheetId] = times
+            case UInt8(ascii: "t"):
+                let sheetId = try reader.string()
+                state.campaign.impressionTotals[sheetId] = try reader.integer()
+            case UInt8(ascii: "d"):
+                let sheetId = try reader.string()
+                state.campaign.lastDismissals[sheetId] = Timestamp(millisecondsSince1970: Int64(try reader.integer()))
+            case UInt8(ascii: "g"):
+                state.campaign.segments.append(try reader.string())
             default:
                 throw reader.malformed("unknown record")
             }

@@ -7,7 +7,7 @@ public import SheetPolicy
 /// while a user already above it (a limit lowered since) can still change or shrink what is stored.
 /// Backend-neutral: `enforcing` wraps an update body, so every store applies it the same way.
 public struct UserStateLimits: Sendable, Equatable {
-    /// One bounded dimension of a user's state (segments and impressions join when they are stored).
+    /// One bounded dimension of a user's state (segments are bounded by `PUT .../attributes` itself).
     public enum Limit: String, Sendable, CaseIterable {
         /// Container counts kept, each container and filter counted once.
         case containers = "containers-per-user"
@@ -15,6 +15,9 @@ public struct UserStateLimits: Sendable, Equatable {
         case stackDepth = "stack-depth"
         /// Measured content heights kept, per sheet and platform.
         case contentHeights = "content-heights-per-user"
+        /// Impression times kept in the log behind the campaign rules (all sheets together; the log is
+        /// pruned past the longest period a rule needs, so this bounds impressions within that period).
+        case impressions = "impressions-per-user"
 
         /// How many of this dimension `state` holds.
         public func count(in state: UserState) -> Int {
@@ -22,6 +25,7 @@ public struct UserStateLimits: Sendable, Equatable {
             case .containers: state.containers.count
             case .stackDepth: state.stack.count
             case .contentHeights: state.contentHeights.count
+            case .impressions: state.campaign.impressions.values.reduce(0) { $0 + $1.count }
             }
         }
     }
@@ -29,18 +33,21 @@ public struct UserStateLimits: Sendable, Equatable {
     public var containers: Int
     public var stackDepth: Int
     public var contentHeights: Int
+    public var impressions: Int
 
     public static let defaultContainers = 256
     public static let defaultStackDepth = 32
     public static let defaultContentHeights = 512
+    public static let defaultImpressions = 1024
 
     public init(
         containers: Int = UserStateLimits.defaultContainers, stackDepth: Int = UserStateLimits.defaultStackDepth,
-        contentHeights: Int = UserStateLimits.defaultContentHeights
+        contentHeights: Int = UserStateLimits.defaultContentHeights, impressions: Int = UserStateLimits.defaultImpressions
     ) {
         self.containers = containers
         self.stackDepth = stackDepth
         self.contentHeights = contentHeights
+        self.impressions = impressions
     }
 
     /// The maximum of one dimension.
@@ -49,6 +56,7 @@ public struct UserStateLimits: Sendable, Equatable {
         case .containers: containers
         case .stackDepth: stackDepth
         case .contentHeights: contentHeights
+        case .impressions: impressions
         }
     }
 
@@ -66,6 +74,18 @@ public struct UserStateLimits: Sendable, Equatable {
             // Only the sizes are kept: a copy of the state would make the body's first write copy it all.
             let before = Limit.allCases.map { $0.count(in: state) }
             let outcome = try body(&state)
+            try check(countsBefore: before, after: state)
+            return outcome
+        }
+    }
+
+    /// The same for a body that emits activity records (see `SheetStore.update`).
+    public func enforcing(
+        _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8]
+    ) -> @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8] {
+        { [self] state, activity in
+            let before = Limit.allCases.map { $0.count(in: state) }
+            let outcome = try body(&state, &activity)
             try check(countsBefore: before, after: state)
             return outcome
         }
@@ -96,6 +116,8 @@ public struct StateLimitExceeded: Error, Sendable, Equatable, CustomStringConver
         case .containers: "the user already has the most containers kept (\(maximum)); this event would add one"
         case .stackDepth: "the user's stack is already as deep as allowed (\(maximum)); this event would push onto it"
         case .contentHeights: "the user already has the most content heights kept (\(maximum)); this event would add one"
+        case .impressions:
+            "the user already has the most impressions kept within the longest rule period (\(maximum)); this event would add one"
         }
     }
 }

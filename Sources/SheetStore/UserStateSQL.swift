@@ -34,9 +34,39 @@ enum UserStateSQL {
         try statement.run()
     }
 
-    /// Erases everything stored for the user, processed event ids included.
+    /// Appends the activity records of one update (same transaction) and adds them to the totals.
+    static func append(_ activity: [SheetActivity], userId: String, _ db: Connection) throws {
+        guard !activity.isEmpty else { return }
+        let insert = try db.cachedStatement(
+            """
+            INSERT INTO sheet_activity (user_id, seq, sheet_id, at, kind, method)
+            VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM sheet_activity WHERE user_id = ?1), ?2, ?3, ?4, ?5)
+            """)
+        let total = try db.cachedStatement(
+            """
+            INSERT INTO sheet_totals (sheet_id, kind, method, total) VALUES (?1, ?2, ?3, 1)
+            ON CONFLICT (sheet_id, kind, method) DO UPDATE SET total = total + 1
+            """)
+        for record in activity {
+            defer { insert.reset() }
+            try insert.bind(userId, at: 1)
+            try insert.bind(record.sheetId, at: 2)
+            try insert.bind(record.at.millisecondsSince1970, at: 3)
+            try insert.bind(record.kind.rawValue, at: 4)
+            try insert.bind(record.method, at: 5)
+            try insert.run()
+            defer { total.reset() }
+            try total.bind(record.sheetId, at: 1)
+            try total.bind(record.kind.rawValue, at: 2)
+            try total.bind(record.method ?? "", at: 3)
+            try total.run()
+        }
+    }
+
+    /// Erases everything stored for the user: state, processed event ids, activity rows.
     static func erase(userId: String, _ db: Connection) throws {
         try db.run("DELETE FROM user_states WHERE user_id = ?1", [.text(userId)])
         try db.run("DELETE FROM processed_events WHERE user_id = ?1", [.text(userId)])
+        try db.run("DELETE FROM sheet_activity WHERE user_id = ?1", [.text(userId)])
     }
 }

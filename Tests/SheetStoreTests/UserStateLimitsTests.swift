@@ -6,7 +6,7 @@ import Testing
 @testable import SheetStore
 
 @Suite struct UserStateLimitsTests {
-    static let limits = UserStateLimits(containers: 3, stackDepth: 2, contentHeights: 2)
+    static let limits = UserStateLimits(containers: 3, stackDepth: 2, contentHeights: 2, impressions: 3)
 
     static func addContainer(_ id: String) -> @Sendable (inout UserState) throws -> [UInt8] {
         { state in
@@ -69,6 +69,9 @@ import Testing
             case .containers: state.containers[ContainerKey(containerId: "c\(i)")] = ContainerCount(count: i)
             case .stackDepth: state.stack.append(StackEntry(sheetId: "s\(i)", mode: .push))
             case .contentHeights: state.contentHeights[HeightKey(sheetId: "s\(i)", platform: .ios)] = 100
+            case .impressions:
+                state.campaign.recordImpression(
+                    of: "s\(i % 2)", at: Timestamp(millisecondsSince1970: Int64(i) * 1000), keepSeconds: 86_400)
             }
         }
         let maximum = Self.limits.maximum(limit)

@@ -31,6 +31,17 @@ func randomState(_ rng: inout SplitMix64) -> UserState {
         let height = rng.pick([1, 10_000, 312.5, 0.1, 1.0 / 3.0, Double.random(in: 1...10_000, using: &rng)])
         state.contentHeights[HeightKey(sheetId: id(&rng), platform: rng.pick(Platform.allCases))] = height
     }
+    // Campaign facts (segments may hold any text, ids the awkward alphabet).
+    for _ in 0..<rng.int(in: 0...3) {
+        state.campaign.impressions[id(&rng)] = (0..<rng.int(in: 0...3)).map { _ in
+            Timestamp(millisecondsSince1970: Int64(rng.pick([0, -1, 1_700_000_000_123, Int(Int64.max), rng.int(in: 0...2_000_000_000_000)])))
+        }
+    }
+    for _ in 0..<rng.int(in: 0...2) { state.campaign.impressionTotals[id(&rng)] = integer(&rng) }
+    for _ in 0..<rng.int(in: 0...2) {
+        state.campaign.lastDismissals[id(&rng)] = Timestamp(millisecondsSince1970: Int64(rng.int(in: -1000...2_000_000_000_000)))
+    }
+    state.campaign.segments = (0..<rng.int(in: 0...3)).map { _ in id(&rng, allowEmpty: true) }
     return state
 }
 
@@ -43,7 +54,10 @@ func randomState(_ rng: inout SplitMix64) -> UserState {
             let bytes = UserStateCodec.encode(state)
             #expect(try UserStateCodec.decode(bytes) == state)
             // The same state built in another insertion order encodes to the same bytes.
-            var rebuilt = UserState(stack: state.stack)
+            var rebuilt = UserState(stack: state.stack, campaign: CampaignState(segments: state.campaign.segments))
+            for (k, v) in state.campaign.impressions.reversed() { rebuilt.campaign.impressions[k] = v }
+            for (k, v) in state.campaign.impressionTotals.reversed() { rebuilt.campaign.impressionTotals[k] = v }
+            for (k, v) in state.campaign.lastDismissals.reversed() { rebuilt.campaign.lastDismissals[k] = v }
             for (k, v) in state.containers.reversed() { rebuilt.containers[k] = v }
             for (k, v) in state.latches.reversed() { rebuilt.latches[k] = v }
             for (k, v) in state.contentHeights.reversed() { rebuilt.contentHeights[k] = v }
@@ -80,6 +94,7 @@ func randomState(_ rng: inout SplitMix64) -> UserState {
         var expected: [String: UserState] = [:]
         for u in 0..<200 {
             var state = randomState(&rng)
+            state.campaign = CampaignState()  // version 1 had no campaign facts
             // Version 1's columns: counts and seqs are what SQLite stores; ids are 1 to 128 characters.
             state.containers = state.containers.filter { !$0.key.containerId.isEmpty }
             let userId = "user-\(u)"
@@ -124,5 +139,30 @@ func randomState(_ rng: inout SplitMix64) -> UserState {
         for table in ["container_counts", "latches", "stack", "content_heights"] {
             #expect(try check.scalar("SELECT count(*) FROM sqlite_schema WHERE name = ?1", [.text(table)]) == .integer(0))
         }
+    }
+}
+
+/// The campaign records added to format 1 by migration 3 (issue 15).
+@Suite struct UserStateCampaignRecordTests {
+    /// A row written before the campaign records decodes unchanged (no campaign facts).
+    @Test func rowWithoutCampaignRecordsDecodes() throws {
+        let old = Array("1c1:c0:1:31:7l1:s1:3".utf8)
+        let state = try UserStateCodec.decode(old)
+        #expect(state.containers == [ContainerKey(containerId: "c"): ContainerCount(count: 3, seq: 7)])
+        #expect(state.latches == ["s": 3])
+        #expect(state.campaign == CampaignState())
+        #expect(UserStateCodec.encode(state) == old, "the encoding of a state without campaign facts is unchanged")
+    }
+
+    /// Campaign facts round trip exactly, canonically, and in the documented record layout.
+    @Test func campaignRecordsRoundTrip() throws {
+        var state = UserState()
+        state.campaign = CampaignState(
+            impressions: ["b": [Timestamp(millisecondsSince1970: 5), Timestamp(millisecondsSince1970: 5)], "a": []],
+            impressionTotals: ["b": 2], lastDismissals: ["b": Timestamp(millisecondsSince1970: -1)], segments: ["x,y", "z"])
+        let bytes = UserStateCodec.encode(state)
+        #expect(String(decoding: bytes, as: UTF8.self) == "1i1:a0:i1:b3:5,5t1:b1:2d1:b2:-1g3:x,yg1:z")
+        #expect(try UserStateCodec.decode(bytes) == state)
+        #expect(throws: StoreError.self) { try UserStateCodec.decode(Array("1i1:b3:5,x".utf8)) }
     }
 }
