@@ -26,6 +26,8 @@ public final class SheetService: Sendable {
     let longPolls = LongPolls()
     /// The service's clock (the policy has none); tests pass a fixed or stepped one.
     let clock: @Sendable () -> Timestamp
+    /// Impressions and dismissals per sheet for /metrics (bounded by the catalog).
+    let sheetCounters = SheetCounters()
     let databaseErrors = Atomic<Int>(0)
     let draining = Atomic<Bool>(false)
 
@@ -51,6 +53,8 @@ public final class SheetService: Sendable {
             let object = try RequestBody.object(Array(stored.json.utf8), subject: "the stored sheet '\(stored.id)'")
             catalog.upsert(try SheetDefinition.parse(object, pathId: stored.id))
         }
+        // The campaign settings travel with the catalog snapshot (a change bumps its version).
+        catalog.settings = try store.settings()
         self.catalogSnapshot = CatalogSnapshot(catalog)
     }
 
@@ -90,6 +94,12 @@ public final class SheetService: Sendable {
         router.add(.PUT, "/v1/users/{userId}/sheets/{sheetId}/content-height") { [self] in try reportContentHeight($0) }
         router.add(.GET, "/v1/users/{userId}/decision") { [self] in try decision($0) }
         router.add(.GET, "/v1/users/{userId}/decision/stream") { [self] in try decisionStream($0) }
+        router.add(.POST, "/v1/users/{userId}/impressions") { [self] in try reportImpression($0) }
+        router.add(.PUT, "/v1/users/{userId}/attributes") { [self] in try putAttributes($0) }
+        router.add(.GET, "/v1/users/{userId}/attributes") { [self] in try getAttributes($0) }
+        router.add(.GET, "/v1/settings") { [self] in try getSettings($0) }
+        router.add(.PUT, "/v1/settings") { [self] in try putSettings($0) }
+        router.add(.GET, "/v1/sheets/{sheetId}/stats") { [self] in try sheetStats($0) }
         router.add(.GET, "/v1/users/{userId}/state") { [self] in try userState($0) }
         router.add(.DELETE, "/v1/users/{userId}") { [self] in try deleteUser($0) }
         return router

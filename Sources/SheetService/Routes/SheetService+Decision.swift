@@ -108,6 +108,7 @@ extension SheetService {
                     }
                 }
             }
+            Self.writeCampaignFacts(state.campaign, to: &o)
         }
         return .json(200, w.bytes)
     }

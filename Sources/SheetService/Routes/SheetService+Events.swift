@@ -32,7 +32,9 @@ extension SheetService {
         let dismissal = try Dismissal(try jsonBody(request))
         let sheetId = dismissal.sheetId
         let catalog = self.catalog
-        return record(userId: userId, eventId: dismissal.eventId, kind: "dismissal") { state in
+        return record(
+            userId: userId, eventId: dismissal.eventId, kind: "dismissal", emitting: [(sheetId, .dismissal, dismissal.method.rawValue)]
+        ) { state in
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId, method: dismissal.method), to: &state, catalog: catalog)
@@ -50,7 +52,9 @@ extension SheetService {
         let presentation = try Presentation(try jsonBody(request))
         let sheetId = presentation.sheetId, parentSheetId = presentation.parentSheetId
         let catalog = self.catalog
-        return record(userId: userId, eventId: presentation.eventId, kind: "presentation") { state in
+        // "Opened from" a sheet (its stats): a presentation naming it as the parent.
+        let opened = parentSheetId.map { [(sheetId: $0, kind: SheetActivity.Kind.opened, method: String?.none)] } ?? []
+        return record(userId: userId, eventId: presentation.eventId, kind: "presentation", emitting: opened) { state in
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             if let parentSheetId, catalog[parentSheetId] == nil {
                 throw Problems.notFound("no parent sheet '\(parentSheetId)' in the catalog")
@@ -89,16 +93,36 @@ extension SheetService {
     ///
     /// The answer is deferred: the connection is parked until the writer commits the batch carrying
     /// this event, so the worker thread serves others meanwhile and one commit carries many events.
+    ///
+    /// `emitting`: the activity records (stats) this event adds when its body succeeds, stamped with the
+    /// clock; latches the body releases are added as `latch-release` records. They commit with the
+    /// state, and count on /metrics after the commit.
     func record(
-        userId: String, eventId: String?, kind: String,
+        userId: String, eventId: String?, kind: String, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
         _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]
     ) -> HTTPResponse {
         let storedEventId = eventId.map { "\(kind)/\($0)" }
+        let clock = self.clock
+        let emitted = EmittedActivity()
+        let withActivity: @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8] = { state, activity in
+            let latched = state.latches
+            let outcome = try body(&state)
+            let now = clock()
+            for (sheetId, kind, method) in emitting { activity.append(SheetActivity(sheetId: sheetId, kind: kind, method: method, at: now)) }
+            for sheetId in latched.keys.sorted() where state.latches[sheetId] == nil {
+                activity.append(SheetActivity(sheetId: sheetId, kind: .latchRelease, at: now))
+            }
+            emitted.records.withLock { $0 = activity }
+            return outcome
+        }
         return .deferred { [self] promise in
-            store.submit(userId: userId, eventId: storedEventId, stateLimits.enforcing(body)) { [self] result in
+            store.submit(userId: userId, eventId: storedEventId, stateLimits.enforcing(withActivity)) { [self] result in
                 // After the commit (or the failure), before the answer: cached decisions of this user are stale.
                 decisions.invalidate(userId)
-                if case .success(let event) = result, !event.replayed { feed.userChanged(userId) }
+                if case .success(let event) = result, !event.replayed {
+                    feed.userChanged(userId)
+                    sheetCounters.add(emitted.records.withLock { $0 })
+                }
                 promise.complete {
                     switch result {
                     case .success(let event):
@@ -115,4 +139,9 @@ extension SheetService {
             }
         }
     }
+}
+
+/// What an event's body emitted, read after its commit (the body runs once, on the writer).
+private final class EmittedActivity: Sendable {
+    let records = Mutex<[SheetActivity]>([])
 }

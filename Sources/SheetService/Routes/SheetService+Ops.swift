@@ -34,6 +34,7 @@ extension SheetService {
             + Self.family("sheetd_streams_open", "gauge", "Open decision streams (Server-Sent Events).", "\(streams.openCount)")
             + Self.family("sheetd_long_polls_waiting", "gauge", "Decision requests held by Prefer: wait.", "\(longPolls.count)")
             + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalog.sheets.count)")
+            + sheetCounters.render(catalog: catalog)
             + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(Self.version)\"}")
     }
 
