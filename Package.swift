@@ -77,6 +77,7 @@ let package = Package(
             name: "SheetServiceTests",
             dependencies: [
                 "SheetService", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport",
+                "PostgresStore", "PostgresKit",
             ]),
         // The client against a live in-process server; only the tests link both.
         .testTarget(name: "SheetdClientTests", dependencies: ["SheetdClient", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),

@@ -2,18 +2,33 @@ import Crypto
 import Foundation
 import FoundationNetworking
 import MicroHTTP
+import PostgresKit
+import PostgresStore
 import SheetPolicy
 import SheetService
 import SheetStore
 import Testing
 
-/// A live sheetd on port 0 over a real temporary SQLite file, with a small blocking HTTP client.
+/// A live sheetd on port 0 over a real temporary SQLite file (or a fresh schema of the test
+/// PostgreSQL, `postgres: true`), with a small blocking HTTP client.
 final class LiveService {
     static let adminToken = "test-admin-token-0123456789abcdef0123456789"
     static let jwtSecret = "test-jwt-secret-0123456789abcdef0123456789abcdef"
 
+    /// The PostgreSQL the tests may create schemas in (`make test` and scripts/with-postgres.sh set it).
+    static let postgresURL: String? = {
+        let url = ProcessInfo.processInfo.environment["SHEETD_TEST_POSTGRES_URL"]
+        return url?.isEmpty == false ? url : nil
+    }()
+
+    /// The backends API tests run on: SQLite always, PostgreSQL when `postgresURL` is set.
+    static var backends: [Bool] { postgresURL == nil ? [false] : [false, true] }
+
     let directory: URL
-    let store: SQLiteSheetStore
+    let sheetStore: any SheetStore
+    /// The SQLite store (the default backend; not for `postgres: true` services).
+    var store: SQLiteSheetStore { sheetStore as! SQLiteSheetStore }
+    private let postgresSchema: String?
     let service: SheetService
     let server: HTTPServer
     let tokens = TokenVerifier(jwtSecret: LiveService.jwtSecret, adminToken: LiveService.adminToken)
@@ -22,14 +37,27 @@ final class LiveService {
     init(
         catalog: [String]? = nil, maxStreams: Int = Configuration.defaultMaxStreams,
         streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
-        stateLimits: UserStateLimits = UserStateLimits()
+        stateLimits: UserStateLimits = UserStateLimits(), postgres: Bool = false,
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
         directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try SQLiteSheetStore.open(path: directory.appending(path: "sheetd.sqlite").path)
+        if postgres {
+            guard let admin = Self.postgresURL else { throw TestError("SHEETD_TEST_POSTGRES_URL is not set") }
+            let schema = "api_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+            let db = try PostgresConnection(url: admin)
+            try db.execute("CREATE SCHEMA \(schema)")
+            db.close()
+            postgresSchema = schema
+            let url = admin + (admin.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
+            sheetStore = try PostgresSheetStore.open(url: url, readerConnections: 2)
+        } else {
+            postgresSchema = nil
+            sheetStore = try SQLiteSheetStore.open(path: directory.appending(path: "sheetd.sqlite").path)
+        }
         service = try SheetService(
-            store: store, tokens: tokens, metrics: HTTPMetrics(), openAPIDocument: Array(LiveService.openAPIText.utf8),
-            maxStreams: maxStreams, streamHeartbeatSeconds: streamHeartbeatSeconds, stateLimits: stateLimits)
+            store: sheetStore, tokens: tokens, metrics: HTTPMetrics(), openAPIDocument: Array(LiveService.openAPIText.utf8),
+            maxStreams: maxStreams, streamHeartbeatSeconds: streamHeartbeatSeconds, stateLimits: stateLimits, clock: clock)
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
         configuration.threads = 2
@@ -40,8 +68,12 @@ final class LiveService {
 
     deinit {
         server.stop(drainTimeout: .seconds(1))
-        store.close()
+        sheetStore.close()
         try? FileManager.default.removeItem(at: directory)
+        if let postgresSchema, let admin = Self.postgresURL, let db = try? PostgresConnection(url: admin) {
+            _ = try? db.execute("DROP SCHEMA \(postgresSchema) CASCADE")
+            db.close()
+        }
     }
 
     static var repositoryRoot: URL {
