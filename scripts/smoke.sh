@@ -27,9 +27,14 @@ DECISION="/v1/users/$USER_ID/decision?screen=home&tab=accounts&platform=ios&view
 TMP=$(mktemp -d)
 PASSED=0
 STATUS="" BODY="" RAW=""
+SETTINGS=""                     # the server's settings before this run changed them (restored)
 
 cleanup() {
   # Best effort, quiet: remove what this run created, also after a failure.
+  if [ -n "$SETTINGS" ]; then
+    curl -s -o /dev/null --max-time 5 -X PUT -H "Authorization: Bearer $SHEETD_ADMIN_TOKEN" \
+      -H 'Content-Type: application/json' --data-binary "$SETTINGS" "$BASE/v1/settings" || true
+  fi
   for path in "/v1/users/$USER_ID" "/v1/sheets/$DETAIL" "/v1/sheets/$CARD"; do
     curl -s -o /dev/null --max-time 5 -X DELETE -H "Authorization: Bearer $SHEETD_ADMIN_TOKEN" "$BASE$path" || true
   done
@@ -239,6 +244,67 @@ check "the cards are gone: count 0" 200 '"count":0' '"changed":true'
 api GET "$DECISION"
 check "the card sheet closes by itself (no-cards)" 200 '"present":false' '"reason":"no-cards"' '"stack":[]'
 
+# --- impressions, segments, settings, stats ------------------------------------------------------
+
+api POST "/v1/users/$USER_ID/impressions" "{\"sheetId\": \"$CARD\"}"
+check "an impression of the card sheet: the user's total is 1" 200 "\"sheetId\":\"$CARD\"" '"impressions":1'
+
+api POST "/v1/users/$USER_ID/impressions" "{\"sheetId\": \"$CARD\", \"eventId\": \"$RUN-impression\"}"
+check "another impression, with an event id: total 2" 200 '"impressions":2'
+
+api POST "/v1/users/$USER_ID/impressions" "{\"sheetId\": \"$CARD\", \"eventId\": \"$RUN-impression\"}"
+check "its retry answers the first outcome (total still 2)" 200 '"impressions":2'
+check_header "the retry says Idempotent-Replayed" Idempotent-Replayed true
+
+api POST "/v1/users/$USER_ID/impressions" "{\"sheetId\": \"$RUN-no-such-sheet\"}"
+check "an impression of an unknown sheet is 404" 404 '"type":"urn:sheetd:problem:not-found"'
+
+api PUT "/v1/users/$USER_ID/attributes" '{"segments": ["staff", "beta", "staff"]}'
+check "PUT the user's segments: sorted, no duplicates" 200 '"segments":["beta","staff"]'
+
+api GET "/v1/users/$USER_ID/attributes"
+check "GET them back" 200 "\"userId\":\"$USER_ID\"" '"segments":["beta","staff"]'
+
+api PUT "/v1/users/$USER_ID/attributes" '{"segments": ["no spaces allowed"]}'
+check "an invalid segment is 400 naming it" 400 '"name":"segments[0]"'
+
+api GET "/v1/users/$USER_ID/state"
+check "the state view shows the impression total and the segments" 200 "\"sheetId\":\"$CARD\",\"total\":2" '"segments":["beta","staff"]'
+
+api GET /v1/settings
+check "GET /v1/settings" 200 '"globalCap":' '"minIntervalSeconds":'
+SETTINGS=$RAW
+
+api PUT /v1/settings '{"globalCap": {"max": 1000, "periodSeconds": 60}, "minIntervalSeconds": 1}'
+check "PUT /v1/settings (a global cap and a minimum interval)" 200 '"globalCap":{"max":1000,"periodSeconds":60}' '"minIntervalSeconds":1'
+
+api GET /v1/settings
+check "GET them back" 200 '"globalCap":{"max":1000,"periodSeconds":60}' '"minIntervalSeconds":1'
+
+api PUT /v1/settings '{"globalCap": {"max": 0, "periodSeconds": 60}}'
+check "a cap of 0 is 400 naming it" 400 '"name":"globalCap.max"'
+
+api PUT /v1/settings "$SETTINGS"
+check "the settings as they were before this run" 200
+SETTINGS=""
+
+api GET "/v1/sheets/$CARD/stats"
+check "the card sheet's stats: impressions, users, dismissals by method, latch release, opened from" 200 \
+  '"impressions":2' '"uniqueUsers":1' '"swipe":1' '"latchReleases":1' '"openedFrom":1' '"since":null'
+
+api GET "/v1/sheets/$DETAIL/stats?since=2000-01-01T00:00:00Z"
+check "the detail sheet's stats since 2000: one closeButton dismissal" 200 '"closeButton":1' '"impressions":0' '"since":"2000-01-01T00:00:00Z"'
+
+api GET "/v1/sheets/$CARD/stats?since=yesterday"
+check "stats with a bad since is 400 naming it" 400 '"name":"since"'
+
+api GET "/v1/sheets/$RUN-no-such-sheet/stats"
+check "stats of an unknown sheet is 404" 404
+
+request GET /metrics
+check "/metrics counts the card sheet's impressions and dismissals" 200 \
+  "sheetd_sheet_impressions_total{sheet=\"$CARD\"}2" "sheetd_sheet_dismissals_total{sheet=\"$CARD\",method=\"swipe\"}1"
+
 # --- errors --------------------------------------------------------------------------------------
 
 api POST "/v1/users/$USER_ID/dismissals" "{\"sheetId\": \"$RUN-no-such-sheet\", \"method\": \"swipe\"}"
@@ -253,7 +319,7 @@ api DELETE "/v1/users/$USER_ID"
 check "DELETE the user" 204
 
 api GET "/v1/users/$USER_ID/state"
-check "the user's state is empty" 200 '"containers":[]' '"latches":[]' '"stack":[]' '"contentHeights":[]'
+check "the user's state is empty" 200 '"containers":[]' '"latches":[]' '"stack":[]' '"contentHeights":[]' '"impressions":[]' '"segments":[]'
 
 api DELETE "/v1/sheets/$DETAIL"
 check "DELETE the detail sheet" 204

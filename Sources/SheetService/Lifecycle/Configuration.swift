@@ -57,6 +57,7 @@ public struct Configuration: Sendable {
         ("--max-containers-per-user", "SHEETD_MAX_CONTAINERS_PER_USER", "containers (and filters) kept per user, 409 beyond (256)"),
         ("--max-stack-depth", "SHEETD_MAX_STACK_DEPTH", "sheets on a user's stack, 409 beyond (32)"),
         ("--max-content-heights-per-user", "SHEETD_MAX_CONTENT_HEIGHTS_PER_USER", "measured heights kept per user, 409 beyond (512)"),
+        ("--max-impressions-per-user", "SHEETD_MAX_IMPRESSIONS_PER_USER", "impression times kept per user, 409 beyond (1024)"),
         ("--env", "SHEETD_ENV", "development or production (development)"),
         ("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file"),
         ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
@@ -146,6 +147,9 @@ public struct Configuration: Sendable {
         }
         if let v = values["--max-content-heights-per-user"] {
             c.stateLimits.contentHeights = try integer(v, "--max-content-heights-per-user/SHEETD_MAX_CONTENT_HEIGHTS_PER_USER", 1...65_536)
+        }
+        if let v = values["--max-impressions-per-user"] {
+            c.stateLimits.impressions = try integer(v, "--max-impressions-per-user/SHEETD_MAX_IMPRESSIONS_PER_USER", 1...65_536)
         }
         if let v = values["--env"] {
             guard let e = Environment(rawValue: v.lowercased()) else {
