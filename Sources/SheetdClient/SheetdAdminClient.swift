@@ -50,4 +50,42 @@ public final class SheetdAdminClient: Sendable {
     public func deleteSheet(_ id: String) async throws {
         _ = try await core.send("DELETE", "/v1/sheets/\(HTTPCore.segment(id))")
     }
+
+    // MARK: - Segments, settings, stats
+
+    /// Replaces a user's segments (`PUT /v1/users/{userId}/attributes`); returns them as stored
+    /// (sorted, no duplicates). Idempotent.
+    @discardableResult
+    public func setSegments(_ segments: [String], of userId: String) async throws -> [String] {
+        let answer = try await core.send(
+            "PUT", "/v1/users/\(HTTPCore.segment(userId))/attributes", body: try HTTPCore.encode(UserAttributesInput(segments: segments)))
+        return try HTTPCore.decode(UserAttributes.self, answer).segments
+    }
+
+    /// A user's segments (`GET /v1/users/{userId}/attributes`).
+    public func segments(of userId: String) async throws -> [String] {
+        try HTTPCore.decode(UserAttributes.self, try await core.send("GET", "/v1/users/\(HTTPCore.segment(userId))/attributes")).segments
+    }
+
+    /// The global campaign settings (`GET /v1/settings`).
+    public func settings() async throws -> GlobalSettings {
+        try HTTPCore.decode(GlobalSettings.self, try await core.send("GET", "/v1/settings"))
+    }
+
+    /// Replaces the global campaign settings (`PUT /v1/settings`); nil members turn a rule off. Idempotent.
+    @discardableResult
+    public func putSettings(_ settings: GlobalSettings) async throws -> GlobalSettings {
+        try HTTPCore.decode(GlobalSettings.self, try await core.send("PUT", "/v1/settings", body: try HTTPCore.encode(settings)))
+    }
+
+    /// A sheet's figures (`GET /v1/sheets/{sheetId}/stats`): the totals, or from `since` on.
+    public func stats(of sheetId: String, since: Date? = nil) async throws -> SheetStats {
+        var query: [URLQueryItem] = []
+        if let since {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime]
+            query.append(URLQueryItem(name: "since", value: formatter.string(from: since)))
+        }
+        return try HTTPCore.decode(SheetStats.self, try await core.send("GET", "/v1/sheets/\(HTTPCore.segment(sheetId))/stats", query: query))
+    }
 }

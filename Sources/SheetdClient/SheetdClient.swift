@@ -132,6 +132,15 @@ public final class SheetdClient: Sendable {
         return try await sendEvent("PUT", userPath + "/sheets/\(HTTPCore.segment(sheetId))/content-height", body, eventId: body.eventId!)
     }
 
+    /// Reports that the app presented a sheet (`POST .../impressions`): what the frequency cap, the
+    /// global cap and the minimum interval count. Call it once the sheet is on screen (a decision is
+    /// not an impression). The outcome carries the user's total for the sheet.
+    @discardableResult
+    public func reportImpression(_ sheetId: String, eventId: String? = nil) async throws -> EventReceipt<ImpressionOutcome> {
+        let body = Impression(sheetId: sheetId, eventId: eventId ?? Self.makeEventId())
+        return try await sendEvent("POST", userPath + "/impressions", body, eventId: body.eventId!)
+    }
+
     /// Sends one event body (its `eventId` fixed) with retries, and reads the outcome.
     private func sendEvent<Body: Encodable, Outcome: Decodable & Sendable & Equatable>(
         _ method: String, _ path: String, _ body: Body, eventId: String
@@ -147,6 +156,16 @@ public final class SheetdClient: Sendable {
     /// What is stored about the user (`GET .../state`).
     public func state() async throws -> UserState {
         try HTTPCore.decode(UserState.self, try await core.send("GET", userPath + "/state"))
+    }
+
+    /// The user's segments (`GET .../attributes`); the operator sets them (``SheetdAdminClient/setSegments(_:of:)``).
+    public func segments() async throws -> [String] {
+        try HTTPCore.decode(UserAttributes.self, try await core.send("GET", userPath + "/attributes")).segments
+    }
+
+    /// The global campaign settings (`GET /v1/settings`).
+    public func settings() async throws -> GlobalSettings {
+        try HTTPCore.decode(GlobalSettings.self, try await core.send("GET", "/v1/settings"))
     }
 
     /// Erases everything stored about the user (`DELETE /v1/users/{userId}`), and the client's cached decisions.

@@ -79,9 +79,17 @@ import Testing
         "Dismissal": { try JSONEncoder().encode(try JSONDecoder().decode(Dismissal.self, from: $0)) },
         "Presentation": { try JSONEncoder().encode(try JSONDecoder().decode(Presentation.self, from: $0)) },
         "ContentHeight": { try JSONEncoder().encode(try JSONDecoder().decode(ContentHeight.self, from: $0)) },
+        "Impression": { try JSONEncoder().encode(try JSONDecoder().decode(Impression.self, from: $0)) },
+        "ImpressionOutcome": { try JSONEncoder().encode(try JSONDecoder().decode(ImpressionOutcome.self, from: $0)) },
+        "UserAttributesInput": { try JSONEncoder().encode(try JSONDecoder().decode(UserAttributesInput.self, from: $0)) },
+        "UserAttributes": { try JSONEncoder().encode(try JSONDecoder().decode(UserAttributes.self, from: $0)) },
+        "Settings": { try JSONEncoder().encode(try JSONDecoder().decode(GlobalSettings.self, from: $0)) },
+        "SheetStats": { try JSONEncoder().encode(try JSONDecoder().decode(SheetStats.self, from: $0)) },
     ]
     /// Request bodies: their re-encodings are validated against the schema too.
-    static let requestSchemas: Set<String> = ["SheetDefinitionInput", "CountReport", "Dismissal", "Presentation", "ContentHeight"]
+    static let requestSchemas: Set<String> = [
+        "SheetDefinitionInput", "CountReport", "Dismissal", "Presentation", "ContentHeight", "Impression", "UserAttributesInput", "Settings",
+    ]
 
     /// A JSON value without its null members (a model leaves a nil member out; the spec writes null).
     static func withoutNulls(_ value: JSONValue) -> JSONValue {
@@ -108,6 +116,13 @@ import Testing
                 try encoder.encode(Presentation(sheetId: "offer-detail", mode: .replace, parentSheetId: "home-offers", eventId: id))
             ),
             ("ContentHeight", "full", try encoder.encode(ContentHeight(height: 298.5, platform: .android, eventId: id))),
+            ("Impression", "full", try encoder.encode(Impression(sheetId: "home-offers", eventId: id))),
+            ("UserAttributesInput", "full", try encoder.encode(UserAttributesInput(segments: ["beta", "staff"]))),
+            (
+                "Settings", "full",
+                try encoder.encode(GlobalSettings(globalCap: .init(max: 3, periodSeconds: 86_400), minIntervalSeconds: 600))
+            ),
+            ("Settings", "off", try encoder.encode(GlobalSettings())),
             (
                 "SheetDefinitionInput", "cards",
                 try encoder.encode(

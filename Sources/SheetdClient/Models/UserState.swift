@@ -67,6 +67,37 @@ public struct UserState: Codable, Sendable, Equatable, Hashable {
         }
     }
 
+    /// One sheet's impressions.
+    public struct Impressions: Codable, Sendable, Equatable, Hashable {
+        /// The sheet.
+        public var sheetId: String
+        /// Impressions since the user was first seen (kept for good).
+        public var total: Int
+        /// The impression times the campaign rules keep (RFC 3339, oldest first).
+        public var recent: [String]
+
+        /// A value with every member.
+        public init(sheetId: String, total: Int, recent: [String]) {
+            self.sheetId = sheetId
+            self.total = total
+            self.recent = recent
+        }
+    }
+
+    /// The latest dismissal of a sheet (cooldowns).
+    public struct LastDismissal: Codable, Sendable, Equatable, Hashable {
+        /// The sheet.
+        public var sheetId: String
+        /// When (RFC 3339).
+        public var at: String
+
+        /// A value with every member.
+        public init(sheetId: String, at: String) {
+            self.sheetId = sheetId
+            self.at = at
+        }
+    }
+
     /// The user.
     public var userId: String
     /// Counts, by container id then filter.
@@ -77,13 +108,42 @@ public struct UserState: Codable, Sendable, Equatable, Hashable {
     public var stack: [StackEntry]
     /// Measured heights, by sheet id then platform.
     public var contentHeights: [ContentHeight]
+    /// Impressions, by sheet id (empty from a server before the campaign rules).
+    public var impressions: [Impressions]
+    /// Latest dismissals, by sheet id (empty from a server before the campaign rules).
+    public var lastDismissals: [LastDismissal]
+    /// The operator's segments of the user (empty from a server before the campaign rules).
+    public var segments: [String]
 
     /// A value with every member.
-    public init(userId: String, containers: [Container], latches: [Latch], stack: [StackEntry], contentHeights: [ContentHeight]) {
+    public init(
+        userId: String, containers: [Container], latches: [Latch], stack: [StackEntry], contentHeights: [ContentHeight],
+        impressions: [Impressions] = [], lastDismissals: [LastDismissal] = [], segments: [String] = []
+    ) {
         self.userId = userId
         self.containers = containers
         self.latches = latches
         self.stack = stack
         self.contentHeights = contentHeights
+        self.impressions = impressions
+        self.lastDismissals = lastDismissals
+        self.segments = segments
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case userId, containers, latches, stack, contentHeights, impressions, lastDismissals, segments
+    }
+
+    /// Decodes the state view; the campaign members read as empty when absent (an older server).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        userId = try c.decode(String.self, forKey: .userId)
+        containers = try c.decode([Container].self, forKey: .containers)
+        latches = try c.decode([Latch].self, forKey: .latches)
+        stack = try c.decode([StackEntry].self, forKey: .stack)
+        contentHeights = try c.decode([ContentHeight].self, forKey: .contentHeights)
+        impressions = try c.decodeIfPresent([Impressions].self, forKey: .impressions) ?? []
+        lastDismissals = try c.decodeIfPresent([LastDismissal].self, forKey: .lastDismissals) ?? []
+        segments = try c.decodeIfPresent([String].self, forKey: .segments) ?? []
     }
 }
