@@ -310,6 +310,21 @@ try:
     driver.save_screenshot(os.path.join(SHOTS, "phone-width-page.png"))
     viewport(1280, 800)
 
+    # Card sheets held back by the campaign rules (the decision's `held`, {sheetId, reason}) are
+    # listed with their reason. The decision shown is the current one with a `held` member added, so
+    # the rendering is checked whatever rules the catalog has.
+    held_text = driver.execute_script("""
+        const d = JSON.parse(JSON.stringify(arguments[0]));
+        d.held = [{sheetId: "home-reminders", reason: "frequency-capped"}, {sheetId: "home-offers", reason: "cooling-down"}];
+        showDecision(d, document.body.dataset.etag);
+        const others = document.getElementById("others");
+        return [others.innerText, others.dataset.held];
+    """, decision_for("ios", tab="accounts"))
+    check("held card sheets are listed with their reason",
+          "Held back" in held_text[0] and "home-reminders frequency-capped" in held_text[0]
+          and "cooling-down" in held_text[0] and held_text[1] == "home-reminders:frequency-capped,home-offers:cooling-down",
+          held_text)
+
     # The token: kept in sessionStorage, sent as a header, never in a URL.
     collect_network()
     check("the browser sent requests", len(network) > 10, len(network))
