@@ -155,7 +155,8 @@ extension RFC3339Time {
             let s = String(v)
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
-        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        let date = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+        var text = date + "T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
         if millis != 0 { text += "." + pad(Int(millis), 3) }
         return text + "Z"
     }
