@@ -5,7 +5,9 @@
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var millisecondsSince1970: Int64
     public init(millisecondsSince1970: Int64) { self.millisecondsSince1970 = millisecondsSince1970 }
-    public init(secondsSince1970 seconds: Int64) { self.millisecondsSince1970 = seconds.multipliedReportingOverflow(by: 1000).overflow ? (seconds < 0 ? .min : .max) : seconds * 1000 }
+    public init(secondsSince1970 seconds: Int64) {
+        self.millisecondsSince1970 = seconds.multipliedReportingOverflow(by: 1000).overflow ? (seconds < 0 ? .min : .max) : seconds * 1000
+    }
     public static func < (a: Self, b: Self) -> Bool { a.millisecondsSince1970 < b.millisecondsSince1970 }
     /// This time moved by `seconds`, saturating at the ends of the range instead of trapping.
     public func adding(seconds: Int) -> Timestamp {

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
 public import SheetPolicy
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 extension Timestamp {
     /// The wall clock (`CLOCK_REALTIME`): campaign rules are about calendar time, not uptime.
