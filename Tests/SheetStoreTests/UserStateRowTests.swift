@@ -140,6 +140,32 @@ func randomState(_ rng: inout SplitMix64) -> UserState {
             #expect(try check.scalar("SELECT count(*) FROM sqlite_schema WHERE name = ?1", [.text(table)]) == .integer(0))
         }
     }
+
+    /// A database at version 2 (rows without campaign records) opens at version 3: its rows read the
+    /// same, and take campaign facts from then on.
+    @Test func version2RowsReadUnchangedAfterMigration3() throws {
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
+        defer { dir.remove() }
+        let db = try Connection(path: dir.file())
+        _ = try Migrator(migrations: shippedMigrations.filter { $0.version <= 2 }).migrate(db)
+        var rng = SplitMix64(seed: 3)
+        var state = randomState(&rng)
+        while state.containers.isEmpty { state = randomState(&rng) }
+        state.campaign = CampaignState()
+        try db.run("INSERT INTO user_states (user_id, state) VALUES ('u', ?1)", [.blob(UserStateCodec.encode(state))])
+        db.close()
+
+        let store = try SQLiteSheetStore.open(path: dir.file())
+        defer { store.close() }
+        #expect(try store.userState(userId: "u") == state)
+        _ = try store.update(userId: "u", eventId: nil) { s in
+            s.campaign.recordImpression(of: "x", at: Timestamp(millisecondsSince1970: 7), keepSeconds: nil)
+            return []
+        }
+        var expected = state
+        expected.campaign = CampaignState(impressions: ["x": [Timestamp(millisecondsSince1970: 7)]], impressionTotals: ["x": 1])
+        #expect(try store.userState(userId: "u") == expected)
+    }
 }
 
 /// The campaign records added to format 1 by migration 3 (issue 15).
