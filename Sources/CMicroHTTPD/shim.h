@@ -125,24 +125,30 @@ static inline struct MHD_OptionItem cmhd_option_end(void)
     return item;
 }
 
-/// Keeps at most `max` query arguments of `uri`, and returns how many it had. MHD (0.9.75) calls the
-/// URI log callback with the request line still in the connection's writable read buffer and parses
-/// the arguments only afterwards ("log callback before we modify URI *or* args"); every argument
-/// takes a slot of the connection's memory pool, and a few hundred leave none for the response (MHD
-/// then closes without answering). Ending the string at the separator after the `max`-th argument
-/// keeps the pool for the 400 that names the limit.
-static inline size_t cmhd_cap_query_arguments(const char *uri, size_t max)
+/// The query of `uri` (the bytes after the first '?'), or NULL without one. For the URI log callback,
+/// which sees the request line before libmicrohttpd parses its query arguments.
+static inline const char *cmhd_query_of(const char *uri)
 {
-    char *s = (char *)uri;
-    while (*s != 0 && *s != '?') s++;
-    if (*s == 0) return 0;
-    size_t count = 1;
-    for (s++; *s != 0; s++) {
-        if (*s != '&') continue;
-        if (count == max) { *s = 0; count++; while (*++s != 0) if (*s == '&') count++; break; }
-        count++;
-    }
-    return count;
+    const char *q = strchr(uri, '?');
+    return q == NULL ? NULL : q + 1;
+}
+
+/// Hides the query from libmicrohttpd (0.9.75): after the URI log callback it parses the arguments of
+/// the request line into records of the connection's memory pool, and when the pool is full (a head
+/// at its edge, or empty lines before the request line) that allocation fails; it then queues a 431
+/// but overwrites the connection's state ("URL received") and the connection waits, unanswered, for
+/// the idle timeout (connection.c: parse_initial_message_line ignores MHD_parse_arguments_'s
+/// result). With an empty argument string it allocates nothing: sheetd parses its copy of the query.
+static inline void cmhd_hide_query(const char *query)
+{
+    *(char *)query = 0;
+}
+
+/// A complete answer written to the connection's socket by sheetd itself (non-blocking, no SIGPIPE),
+/// for the one case libmicrohttpd cannot answer (see ServerCore); the bytes written, or -1.
+static inline ssize_t cmhd_send_raw(int fd, const void *bytes, size_t count)
+{
+    return send(fd, bytes, count, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 /// MHD_get_connection_info is variadic: the size of the request line and header section, blank line

@@ -27,7 +27,7 @@ extension ServerCore {
             request = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
         } else {
             // Without the URI log callback (not expected): start here.
-            request = begin(queryArguments: 0)
+            request = begin(query: [], queryArguments: 0)
             reqCls.pointee = Unmanaged.passRetained(request).toOpaque()
         }
 
@@ -47,11 +47,11 @@ extension ServerCore {
     }
 
     /// Per-request state for a new request line (the URI log callback).
-    func begin(queryArguments: Int) -> RequestState {
+    func begin(query: [UInt8], queryArguments: Int) -> RequestState {
         inFlight.wrappingAdd(1, ordering: .relaxed)
         metrics.requestStarted()
         return RequestState(
-            startMicros: monotonicMicros(), queryArguments: queryArguments,
+            startMicros: monotonicMicros(), query: query, queryArguments: queryArguments,
             machine: RequestStateMachine(maxBodyBytes: maxBodyBytes, maxQueryArguments: maxQueryArguments))
     }
 
@@ -91,6 +91,12 @@ extension ServerCore {
         _ connection: OpaquePointer, _ method: UnsafePointer<CChar>, _ version: UnsafePointer<CChar>?,
         queryArguments: Int
     ) -> RequestStateMachine.HeadVerdict {
+        // The head stays in the connection's memory pool until the answer is sent, and the answer's
+        // header section is built in what is left: keep room for it (see `answerReserve`).
+        let fields = Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil))
+        if cmhd_request_header_size(connection) + fields * ServerCore.fieldRecordBytes + ServerCore.answerReserve > headerMemory {
+            return .headTooLarge(memory: headerMemory, reserve: ServerCore.answerReserve)
+        }
         if let problem = HeaderSection.framingProblem(connection, method: method, version: version) {
             return .malformed(detail: problem)
         }
@@ -110,7 +116,8 @@ extension ServerCore {
         state.body = []
         let outcome = responder.respond(method: HTTPMethod.parse(methodPtr), path: path) { target, method, values in
             HTTPRequest(
-                source: .connection(connection), method: method, path: nil, rawPath: path, routeTemplate: target.template,
+                source: .connection(connection), method: method, path: nil, rawPath: path, rawQuery: state.query,
+                routeTemplate: target.template,
                 requestId: requestId, body: body, parameterNames: target.parameterNames, parameterValues: values)
         }
         switch outcome {
@@ -210,7 +217,10 @@ extension ServerCore {
             _ = MHD_add_response_header(mhdResponse, "Connection", "close")
         }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
-        if result == .YES { startStream?() }
+        if result == .YES {
+            request.requestId = requestId
+            startStream?()
+        }
 
         let duration = monotonicMicros() - request.startMicros
         slot.record(status: response.status, durationMicros: duration)

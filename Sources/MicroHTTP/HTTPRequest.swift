@@ -38,6 +38,9 @@ public final class HTTPRequest {
     /// The path: a String already (detached), or MHD's bytes (valid during the handler call).
     private var pathString: String?
     private let rawPath: UnsafeBufferPointer<UInt8>?
+    /// The query as received (the bytes after `?`, not decoded), for a request from a connection:
+    /// sheetd's copy, taken before libmicrohttpd could parse it.
+    private let rawQuery: [UInt8]
     private let parameterNames: [String]
     private let parameterValues: [String]
     /// Cleared by the server when the handler returns; guards the borrowed connection.
@@ -45,12 +48,13 @@ public final class HTTPRequest {
 
     init(
         source: Source, method: HTTPMethod, path: String?, rawPath: UnsafeBufferPointer<UInt8>? = nil,
-        routeTemplate: String, requestId: String, body: [UInt8], parameterNames: [String], parameterValues: [String]
+        rawQuery: [UInt8] = [], routeTemplate: String, requestId: String, body: [UInt8], parameterNames: [String], parameterValues: [String]
     ) {
         self.source = source
         self.method = method
         self.pathString = path
         self.rawPath = rawPath
+        self.rawQuery = rawQuery
         self.routeTemplate = routeTemplate
         self.requestId = requestId
         self.body = body
@@ -113,11 +117,13 @@ public final class HTTPRequest {
     public func forEachQueryItem(_ body: (_ name: Span<UInt8>, _ value: Span<UInt8>) -> Void) {
         guard isValid else { return }
         switch source {
-        case .connection(let connection):
-            withoutActuallyEscaping(body) { visit in
-                var visitor = QueryVisitor(visit: visit)
-                withUnsafeMutablePointer(to: &visitor) { p in
-                    _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryVisitorIterator, UnsafeMutableRawPointer(p))
+        case .connection:
+            rawQuery.withUnsafeBufferPointer { q in
+                forEachRawQueryArgument(q) { name, value in
+                    withDecodedQueryComponent(name) { n in
+                        guard let value else { return body(n.span, UnsafeBufferPointer(start: nil, count: 0).span) }
+                        withDecodedQueryComponent(value) { v in body(n.span, v.span) }
+                    }
                 }
             }
         case .detached(_, let query):
@@ -148,20 +154,3 @@ public final class HTTPRequest {
 
 @available(*, unavailable, message: "HTTPRequest is confined to the handler call on one MHD worker thread")
 extension HTTPRequest: Sendable {}
-
-/// What `queryVisitorIterator` gets as `cls`.
-private struct QueryVisitor {
-    let visit: (Span<UInt8>, Span<UInt8>) -> Void
-}
-
-/// Decodes each query argument (raw: the daemon's unescape callback is the identity) on the fly and
-/// hands it to the `QueryVisitor` that `cls` points to.
-private let queryVisitorIterator: MHD_KeyValueIterator = { cls, _, key, value in
-    guard let cls, let key else { return .YES }
-    let visitor = cls.assumingMemoryBound(to: QueryVisitor.self)
-    withDecodedQueryComponent(cString: key) { name in
-        guard let value else { return visitor.pointee.visit(name.span, UnsafeBufferPointer(start: nil, count: 0).span) }
-        withDecodedQueryComponent(cString: value) { v in visitor.pointee.visit(name.span, v.span) }
-    }
-    return .YES
-}

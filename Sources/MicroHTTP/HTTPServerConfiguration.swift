@@ -21,13 +21,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var listenBacklog: Int = 1024
     /// Seconds a connection may sit idle (no socket I/O) before MHD closes it; frees keep-alive slots.
     public var idleTimeoutSeconds: Int = 30
-    /// MHD's per-connection memory pool: it holds the request line and headers (larger → 431) and the
-    /// read buffer. MHD zeroes it per request, so smaller is cheaper.
+    /// MHD's per-connection memory pool: it holds the request line and header fields (48 bytes more
+    /// per field), the read buffer, and the answer's header section. A head that leaves less than
+    /// `ServerCore.answerReserve` of it is a 431 (sheetd's); one larger than the pool, MHD's 414/431.
+    /// MHD zeroes it per request, so smaller is cheaper.
     public var headerMemoryLimit: Int = 16384
-    /// Query parameters a request may have; more is a 400 naming the limit. MHD keeps every argument
-    /// in the connection's memory pool, so without a cap a few hundred leave no room for the answer;
-    /// the arguments kept (up to the cap) take pool room too, so a small cap keeps a long query
-    /// answerable up to about 1 KiB below the pool's size (the decision route knows 8).
+    /// Query parameters a request may have; more is a 400 naming the limit (the decision route knows
+    /// 8). sheetd parses the query from its own copy; MHD stores none of it.
     public var maxQueryParameters: Int = 16
     /// One JSON line per request on stdout (turn off for benchmarks).
     public var accessLog: Bool = true

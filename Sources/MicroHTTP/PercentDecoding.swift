@@ -129,3 +129,36 @@ func withDecodedQueryComponent<R>(_ buf: UnsafeBufferPointer<UInt8>, _ body: (Un
         return body(UnsafeBufferPointer(rebasing: out[..<o]))
     }
 }
+
+/// Calls `body` with the raw name and value (nil without `=`) of every argument of a query string,
+/// split exactly as libmicrohttpd 0.9.75 splits one (`MHD_parse_arguments_`): at each `&`, then at the
+/// first `=` of the piece; an empty piece between two `&` is an argument with an empty name, a
+/// trailing `&` adds none. sheetd parses the query itself, from a copy taken before libmicrohttpd
+/// sees it (see `cmhd_hide_query`).
+func forEachRawQueryArgument(
+    _ q: UnsafeBufferPointer<UInt8>, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>?) -> Void
+) {
+    let n = q.count
+    var start = 0
+    while start < n {
+        var i = start
+        var equals = -1
+        while i < n && q[i] != UInt8(ascii: "&") {
+            if equals < 0 && q[i] == UInt8(ascii: "=") { equals = i }
+            i += 1
+        }
+        if equals < 0 {
+            body(UnsafeBufferPointer(rebasing: q[start..<i]), nil)
+        } else {
+            body(UnsafeBufferPointer(rebasing: q[start..<equals]), UnsafeBufferPointer(rebasing: q[(equals + 1)..<i]))
+        }
+        start = i + 1
+    }
+}
+
+/// How many arguments `forEachRawQueryArgument` finds.
+func countQueryArguments(_ q: UnsafeBufferPointer<UInt8>) -> Int {
+    var count = 0
+    forEachRawQueryArgument(q) { _, _ in count += 1 }
+    return count
+}

@@ -100,6 +100,8 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
     public static let methodNotAllowed = ProblemType(slug: "method-not-allowed", status: 405, title: "Method Not Allowed")
     public static let payloadTooLarge = ProblemType(slug: "payload-too-large", status: 413, title: "Payload Too Large")
     public static let unsupportedMediaType = ProblemType(slug: "unsupported-media-type", status: 415, title: "Unsupported Media Type")
+    public static let headerTooLarge = ProblemType(
+        slug: "header-too-large", status: 431, title: "Request Header Fields Too Large")
     public static let limitExceeded = ProblemType(slug: "limit-exceeded", status: 409, title: "Limit Exceeded")
     public static let tooManyRequests = ProblemType(slug: "too-many-requests", status: 429, title: "Too Many Requests")
     public static let internalError = ProblemType(slug: "internal-error", status: 500, title: "Internal Server Error")
@@ -108,7 +110,7 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
     /// Every type the server raises.
     public static let all: [ProblemType] = [
         .badRequest, .invalidParams, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .payloadTooLarge,
-        .unsupportedMediaType, .limitExceeded, .tooManyRequests, .internalError, .unavailable,
+        .unsupportedMediaType, .headerTooLarge, .limitExceeded, .tooManyRequests, .internalError, .unavailable,
     ]
 }
 
@@ -131,6 +133,14 @@ extension Problem {
     /// 413 `payload-too-large`.
     public static func payloadTooLarge(limit: Int) -> Problem {
         ProblemType.payloadTooLarge.problem("The request body exceeds the limit of \(limit) bytes.")
+    }
+
+    /// 431 `header-too-large`: the request line and header fields do not fit the connection's memory
+    /// (`memory` bytes, of which the answer's header section keeps `reserve`).
+    public static func headerTooLarge(memory: Int, reserve: Int) -> Problem {
+        ProblemType.headerTooLarge.problem(
+            "The request line and header fields do not fit in the connection's \(memory) bytes of memory "
+                + "(each header field takes 48 bytes more, and \(reserve) bytes stay free for the answer).")
     }
 
     /// 500 `internal-error` (the detail never carries the underlying error).

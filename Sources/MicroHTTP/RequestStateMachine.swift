@@ -7,7 +7,7 @@
 ///      │                       │                          ├─deferred─▶ parked ─settled─▶ responded
 ///      │                       │                          └─stream queued─▶ streaming
 ///      │                       └─over the cap─▶ discardingBody ─body ended─▶ responded (413)
-///      └─head refused (400/413)─▶ responded
+///      └─head refused (400/413/431)─▶ responded
 /// ```
 /// A long-lived stream (server-sent events: one MHD callback response per stream, parked with
 /// suspend/resume from its reader, `EventStream`) is the `streaming` state: its body is produced by the
@@ -39,6 +39,8 @@ struct RequestStateMachine {
         case tooManyQueryArguments(count: Int)
         /// Content-Length announces more than the cap.
         case announcedBodyTooLarge
+        /// The head leaves less of the connection's memory free than an answer needs.
+        case headTooLarge(memory: Int, reserve: Int)
     }
 
     enum Action {
@@ -97,6 +99,9 @@ struct RequestStateMachine {
             // MHD answers before reading the body, then closes the connection.
             state = .responded
             return .reject(.payloadTooLarge(limit: maxBodyBytes), closeConnection: true)
+        case .headTooLarge(let memory, let reserve):
+            state = .responded
+            return .reject(.headerTooLarge(memory: memory, reserve: reserve), closeConnection: true)
         }
     }
 

@@ -14,6 +14,8 @@ final class ServerCore: Sendable {
     let metrics: HTTPMetrics
     let maxBodyBytes: Int
     let maxQueryArguments: Int
+    /// MHD's per-connection memory pool (`headerMemoryLimit`).
+    let headerMemory: Int
     let accessLog: Bool
     let draining: Atomic<Bool>
     /// Requests of this server between the first access-handler call and NOTIFY_COMPLETED.
@@ -26,12 +28,23 @@ final class ServerCore: Sendable {
     let streams = OpenStreams()
     /// Notices clients of waiting streams that go away.
     let peerMonitor = StreamPeerMonitor()
+    /// Worker threads on which MHD just failed to build an answer's header section (see
+    /// `answerHeaderFailed`); at most one entry per worker, and only for an instant.
+    private let unansweredOn = Mutex<[pthread_t]>([])
+
+    /// Bytes of MHD's pool (0.9.75) per header field: a `struct MHD_HTTP_Header` record.
+    static let fieldRecordBytes = 48
+    /// Bytes of the pool a head must leave free: the largest header section of an answer (status line,
+    /// Date, Content-Type, Content-Length, X-Request-Id, ETag, Cache-Control, WWW-Authenticate,
+    /// Connection) with room to spare, and for a stream the buffer of its first chunks.
+    static let answerReserve = 1024
 
     init(table: RouteTable, metrics: HTTPMetrics, configuration: HTTPServerConfiguration, draining: Bool) {
         self.responder = Responder(table: table)
         self.metrics = metrics
         self.maxBodyBytes = configuration.maxBodyBytes
         self.maxQueryArguments = configuration.maxQueryParameters
+        self.headerMemory = configuration.headerMemoryLimit
         self.accessLog = configuration.accessLog
         self.draining = Atomic(draining)
     }
@@ -42,17 +55,22 @@ final class ServerCore: Sendable {
 /// worker thread: MHD never runs one connection's callbacks concurrently.
 final class RequestState {
     let startMicros: Int
-    /// How many query arguments the request line had (before the cap).
+    /// The query of the request line as received (after `?`, not decoded); libmicrohttpd never sees it.
+    let query: [UInt8]
+    /// How many query arguments it has.
     let queryArguments: Int
     var machine: RequestStateMachine
     var body: [UInt8] = []
+    /// The request id of the answer queued (for the fallback answer's log line).
+    var requestId: String?
     /// While parked: the promise that will carry the response, and what labels it.
     var deferred: (promise: ResponsePromise, target: RouteTable.Target, requestId: String)?
     /// The body of a streaming response; told when the connection completes.
     var stream: EventStream?
 
-    init(startMicros: Int, queryArguments: Int, machine: RequestStateMachine) {
+    init(startMicros: Int, query: [UInt8], queryArguments: Int, machine: RequestStateMachine) {
         self.startMicros = startMicros
+        self.query = query
         self.queryArguments = queryArguments
         self.machine = machine
     }
@@ -66,24 +84,75 @@ let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, m
     return core.handle(connection, url, method, version, uploadData, uploadSize, reqCls)
 }
 
-/// A new request line (before MHD parses its query arguments): caps the arguments and creates the
-/// request's state, which MHD hands back as `*req_cls`.
+/// A new request line (before MHD parses its query arguments): takes a copy of the query and hides it
+/// from MHD (`cmhd_hide_query`: MHD would keep every argument in the connection's memory pool, and
+/// cannot answer when that allocation fails), counts its arguments and creates the request's state,
+/// which MHD hands back as `*req_cls`.
 let uriLogCallback: cmhd_uri_log_callback = { cls, uri, _ in
     guard let cls else { return nil }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-    let arguments = uri.map { cmhd_cap_query_arguments($0, core.maxQueryArguments) } ?? 0
-    return Unmanaged.passRetained(core.begin(queryArguments: arguments)).toOpaque()
+    var query: [UInt8] = []
+    if let uri, let q = cmhd_query_of(uri) {
+        query = Array(UnsafeRawBufferPointer(start: q, count: strlen(q)))
+        cmhd_hide_query(q)
+    }
+    let arguments = query.withUnsafeBufferPointer { countQueryArguments($0) }
+    return Unmanaged.passRetained(core.begin(query: query, queryArguments: arguments)).toOpaque()
 }
 
-let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, _, reqCls, _ in
+let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, connection, reqCls, termination in
     guard let cls, let reqCls, let p = reqCls.pointee else { return }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let state = Unmanaged<RequestState>.fromOpaque(p)
+    if termination == .REQUEST_TERMINATED_WITH_ERROR, let connection, core.takeUnanswered() {
+        core.answerWithoutPool(connection, requestId: state.takeUnretainedValue().requestId)
+    }
     state.takeUnretainedValue().stream?.markCompleted()
     state.release()
     reqCls.pointee = nil
     core.inFlight.wrappingSubtract(1, ordering: .relaxed)
     core.metrics.requestFinished()
+}
+
+extension ServerCore {
+    /// MHD's message when, in the START_REPLY state, the answer's header section does not fit in what
+    /// the head left of the connection's memory pool (connection.c, `build_header_response`): MHD then
+    /// closes the connection without sending anything. It logs this line and then, on the same worker,
+    /// completes the request (NOTIFY_COMPLETED, `WITH_ERROR`) with the socket still open.
+    static let answerHeaderFailed = "Closing connection (failed to create response header)"
+
+    /// The log callback saw `answerHeaderFailed` on this worker.
+    func noteUnanswered() {
+        let me = pthread_self()
+        unansweredOn.withLock { if !$0.contains(me) { $0.append(me) } }
+    }
+
+    /// Whether `noteUnanswered` ran on this worker since (and forgets it).
+    func takeUnanswered() -> Bool {
+        let me = pthread_self()
+        return unansweredOn.withLock { list in
+            guard let i = list.firstIndex(of: me) else { return false }
+            list.remove(at: i)
+            return true
+        }
+    }
+
+    /// Writes a complete 431 problem to the socket itself (it needs none of the pool), before MHD
+    /// shuts the connection down. Nothing of the answer MHD could not build was sent.
+    func answerWithoutPool(_ connection: OpaquePointer, requestId: String?) {
+        let fd = cmhd_connection_fd(connection)
+        guard fd >= 0 else { return }
+        let id = requestId ?? RequestID.next()
+        let body = Problem.headerTooLarge(memory: headerMemory, reserve: ServerCore.answerReserve).body
+        var bytes = Array(
+            ("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/problem+json\r\n"
+                + "Content-Length: \(body.count)\r\nConnection: close\r\nX-Request-Id: \(id)\r\n\r\n").utf8)
+        bytes += body
+        let sent = bytes.withUnsafeBytes { cmhd_send_raw(fd, $0.baseAddress, $0.count) }
+        Log.write(
+            .warn, "the answer did not fit in the connection's memory; sent 431 instead",
+            [("request_id", .string(id)), ("sent", .bool(sent == bytes.count))])
+    }
 }
 
 /// Refuses new connections while draining (MHD closes them at once; clients see a reset instead of
@@ -103,7 +172,9 @@ let daemonLogCallback: MHD_LogCallback = { cls, format, args in
     var message = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     while message.last == "\n" || message.last == "\r" { message.removeLast() }
     if let cls {
-        Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().lastDaemonMessage.withLock { $0 = message }
+        let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+        core.lastDaemonMessage.withLock { $0 = message }
+        if message.hasPrefix(ServerCore.answerHeaderFailed) { core.noteUnanswered() }
     }
     Log.write(.warn, "libmicrohttpd", [("detail", .string(message))])
 }

@@ -174,7 +174,7 @@ final class Calls: Sendable {
     }
 
     /// 2 000 parameters (about 15 KB, the request line near the 16 KiB pool) are still answered 400:
-    /// the few arguments kept below the cap leave the pool room for the answer.
+    /// MHD stores no argument, and the head leaves the 1 KiB the answer needs.
     @Test func twoThousandParametersAreAnswered() throws {
         try withServer { (server, _) throws in
             let query = (0..<2000).map { "p\($0)=v" }.joined(separator: "&")

@@ -50,6 +50,20 @@ import Testing
         #expect(problem.status == 413)
     }
 
+    /// A head that leaves too little connection memory for the answer is a 431 that closes.
+    @Test func headOverTheMemoryBudgetIs431AndCloses() {
+        var m = machine()
+        guard case .reject(let problem, let close) = m.headReceived(.headTooLarge(memory: 16384, reserve: 1024)) else {
+            Issue.record("reject")
+            return
+        }
+        #expect(problem.status == 431)
+        #expect(problem.slug == "header-too-large")
+        #expect(problem.detail.contains("16384"))
+        #expect(close)
+        #expect(m.state == .responded)
+    }
+
     /// A body growing over the cap drops what was kept, is discarded to its end, then answered 413.
     @Test func bodyOverTheCapIsDiscardedThen413() {
         var m = machine(maxBody: 10)

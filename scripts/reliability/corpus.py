@@ -17,6 +17,7 @@ import shutil
 import time
 
 from common import ADMIN, SECRET, Server, b64, check, log, main, percentile, raw, report, tempdir, token
+from headsweep import FALLBACK_LOG, sweep
 
 CPU_BUDGET_MS = 5.0
 HEALTHZ_P99_BUDGET_MS = 10.0
@@ -180,13 +181,23 @@ def cases():
     add("300 query parameters", request("GET", f"/v1/users/{USER}/decision?" + "&".join(f"p{i}=v" for i in range(300)), tok=ut),
         400, 414, 431)
     # 1 500 parameters (an 11 KB head) are a 400, 3 000 (22 KB, over the 16 KiB head limit) an immediate
-    # 414 from libmicrohttpd. A head within about 1 KiB of the limit is the one shape libmicrohttpd 0.9.75
-    # cannot answer (its pool has no room left for any response; the idle timeout closes it): a known
-    # limit, documented in SECURITY.md, deliberately not in this corpus.
+    # 414 from libmicrohttpd. Heads at the edge of libmicrohttpd's 16 KiB connection memory (where 0.9.75
+    # used to leave them unanswered) are here too, and swept in 16-byte steps by headsweep.py below.
     add("1 500 query parameters", request("GET", f"/v1/users/{USER}/decision?" + "&".join(f"p{i}=v" for i in range(1500)), tok=ut),
         400, 414, 431)
     add("3 000 query parameters", request("GET", f"/v1/users/{USER}/decision?" + "&".join(f"p{i}=v" for i in range(3000)), tok=ut),
         400, 414, 431)
+
+    # The edge of the connection memory (issue 19: every request gets an answer).
+    pad = "i" * 15800
+    add("16 KB head: one long query parameter and Authorization",
+        request("GET", f"/v1/users/{USER}/decision?platform={pad}", tok=ut), 400, 414, 431)
+    add("16 KB head: long query, Authorization and a body",
+        request("PUT", count + "?" + pad, b'{"count":1}', tok=ut), 400, 414, 431)
+    add("16 KB head: 1 500 header fields", request("GET", "/healthz", headers=[f"X-H{i}: v".encode() for i in range(1500)]), 431)
+    add("16 KB head: one long header value", request("GET", "/healthz", headers=[b"X-Big: " + b"a" * 16000]), 431)
+    add("16 KB of empty lines before the request line", b"\r\n" * 8100 + request("GET", f"/v1/users/{USER}/decision?platform=ios", tok=ut),
+        200, 400, 414, 431)
 
     # Headers and framing.
     add("20 KB header", request("GET", "/v1/sheets", tok=ADMIN, headers=[b"X-Big: " + b"a" * 20000]), 431, 400)
@@ -342,6 +353,11 @@ def run():
         check(server.alive(), f"the server died under the parallel corpus: {server.logs()[-1500:]}")
         healthz_p50, healthz_p99 = percentile(latencies, 50), percentile(latencies, 99)
         baseline_p50, baseline_p99 = percentile(baseline, 50), percentile(baseline, 99)
+        # Every head across the edge of the connection memory, in 16-byte steps, in every shape: an
+        # answer within a second each (headsweep.py).
+        sweep_n, sweep_failures, sweep_statuses, sweep_slowest = sweep(server.port, token(USER))
+        check(server.alive(), f"the server died during the head sweep: {server.logs()[-1500:]}")
+        sweep_fallbacks = server.logs().count(FALLBACK_LOG)
         # The server still answers normally.
         status, _, _ = raw(server.port, request("GET", "/healthz"))
         check(status == 200, "healthz after the corpus")
@@ -359,6 +375,10 @@ def run():
         f"RSS {rss[0]} KB after round 1, {warm} KB after warm-up, {rss[-1]} KB at the end")
     for ms, n in per_case[:5]:
         log(f"  CPU {ms:6.2f} ms  {n}")
+    log(f"head sweep: {sweep_n} heads from 14 000 to 18 000 bytes, {len(sweep_failures)} unanswered, slowest "
+        f"{sweep_slowest * 1000:.0f} ms, statuses {dict(sorted(sweep_statuses.items(), key=lambda kv: kv[0] or 0))}, "
+        f"{sweep_fallbacks} answered by sheetd's fallback")
+    check(not sweep_failures, "head sweep:\n    " + "\n    ".join(sweep_failures[:40]))
     check(not failures, "\n    " + "\n    ".join(failures))
     check(not over, "\n    " + "\n    ".join(over))
     # RSS flat: after warm-up (the first quarter), growth over the rest of the run.
@@ -373,7 +393,9 @@ def run():
                       "parallel_seconds": a.parallel_seconds, "parallel_requests": parallel_requests,
                       "healthz_probes": len(latencies), "healthz_p50_ms": round(healthz_p50, 2), "healthz_p99_ms": round(healthz_p99, 2),
                       "healthz_alone_p50_ms": round(baseline_p50, 2), "healthz_alone_p99_ms": round(baseline_p99, 2),
-                      "rss_kb_first": rss[0], "rss_kb_after_warmup": warm, "rss_kb_last": rss[-1]})
+                      "rss_kb_first": rss[0], "rss_kb_after_warmup": warm, "rss_kb_last": rss[-1],
+                      "sweep_requests": sweep_n, "sweep_unanswered": len(sweep_failures),
+                      "sweep_slowest_ms": round(sweep_slowest * 1000, 1), "sweep_fallbacks": sweep_fallbacks})
 
 
 if __name__ == "__main__":

@@ -75,6 +75,8 @@ def run():
         "cor_hz_p50": cor["healthz_p50_ms"], "cor_hz_p99": cor["healthz_p99_ms"], "cor_hz_probes": cor["healthz_probes"],
         "cor_hz_alone_p50": cor["healthz_alone_p50_ms"], "cor_hz_alone_p99": cor["healthz_alone_p99_ms"],
         "cor_rss_first": cor["rss_kb_first"], "cor_rss_warm": cor["rss_kb_after_warmup"], "cor_rss_last": cor["rss_kb_last"],
+        "cor_sweep_n": cor.get("sweep_requests", "?"), "cor_sweep_unanswered": cor.get("sweep_unanswered", "?"),
+        "cor_sweep_slowest": cor.get("sweep_slowest_ms", "?"), "cor_sweep_fallbacks": cor.get("sweep_fallbacks", "?"),
         "slow_n": slow["slow_connections"], "slow_b50": slow["baseline_p50_ms"], "slow_b99": slow["baseline_p99_ms"],
         "slow_d50": slow["during_p50_ms"], "slow_d99": slow["during_p99_ms"], "slow_req": slow["during_requests"],
         "slow_idle": slow["idle_closed"], "slow_timeout": slow["idle_timeout_s"], "slow_within": slow["idle_closed_within_s"],
