@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <pthread.h>
+#include <malloc.h>
 
 /// MHD_start_daemon is variadic and unavailable in Swift; options travel as one MHD_OPTION_ARRAY.
 /// The accept-policy callback is an argument (not an option): it refuses new connections while draining,
@@ -207,6 +208,10 @@ static inline int cmhd_monitor_add_wakeup(int epfd, int efd)
 }
 
 static inline int cmhd_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+/// Gives the free memory of every malloc arena back to the system (glibc's malloc_trim): closed
+/// connections leave their pools' pages resident otherwise. 1 when memory was released.
+static inline int cmhd_release_free_memory(void) { return malloc_trim(0); }
 
 typedef void *(*cmhd_thread_main)(void *);
 

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -67,10 +68,6 @@ public final class EventStream: Sendable {
                 // A peer that reads nothing never lets MHD call the reader again.
                 abort(&s)
                 return false
-            }
-            if s.sent > 0 && s.sent == s.pending.count {
-                s.pending.removeAll(keepingCapacity: true)
-                s.sent = 0
             }
             s.pending.append(contentsOf: bytes)
             s.lastWriteMicros = monotonicMicros()
@@ -163,6 +160,12 @@ public final class EventStream: Sendable {
                     _ = memcpy(buffer, raw.baseAddress! + s.sent, n)
                 }
                 s.sent += n
+                if s.sent == s.pending.count {
+                    // All handed to MHD: free the buffer rather than keep an event's worth of capacity
+                    // per idle stream (10 000 streams would hold megabytes).
+                    s.pending = []
+                    s.sent = 0
+                }
                 return n
             }
             if s.ending { return cmhd_end_of_stream() }
@@ -210,6 +213,12 @@ final class OpenStreams: Sendable {
         var closed = false
     }
     private let registry = Mutex(Registry())
+    /// Streams closed since free memory was last given back to the system.
+    private let closedSinceTrim = Atomic<Int>(0)
+    /// Every this many closed streams, free heap memory goes back to the system (on a utility queue):
+    /// a stream's connection memory (its libmicrohttpd pool, about 10 KiB) is freed at its close, but
+    /// glibc keeps freed pages resident, so after a wave of streams the RSS would stay at its peak.
+    static let trimEvery = 2048
 
     /// Registers a stream about to be answered; false once `endAll` ran (the stream is then ended at once).
     func add(_ stream: EventStream) -> Bool {
@@ -221,7 +230,13 @@ final class OpenStreams: Sendable {
     }
 
     func remove(_ stream: EventStream) {
-        _ = registry.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+        let removed = registry.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(stream)) } != nil
+        guard removed, closedSinceTrim.wrappingAdd(1, ordering: .relaxed).newValue % Self.trimEvery == 0 else { return }
+        // Later and elsewhere: the connection's own memory is freed after this (NOTIFY_COMPLETED runs
+        // before MHD frees the pool), and trimming walks every arena.
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(500)) {
+            _ = cmhd_release_free_memory()
+        }
     }
 
     var count: Int { registry.withLock { $0.streams.count } }

@@ -53,13 +53,13 @@ import Testing
     /// A head that leaves too little connection memory for the answer is a 431 that closes.
     @Test func headOverTheMemoryBudgetIs431AndCloses() {
         var m = machine()
-        guard case .reject(let problem, let close) = m.headReceived(.headTooLarge(memory: 16384, reserve: 1024)) else {
+        guard case .reject(let problem, let close) = m.headReceived(.headTooLarge(memory: 10240, reserve: 1024)) else {
             Issue.record("reject")
             return
         }
         #expect(problem.status == 431)
         #expect(problem.slug == "header-too-large")
-        #expect(problem.detail.contains("16384"))
+        #expect(problem.detail.contains("10240"))
         #expect(close)
         #expect(m.state == .responded)
     }

@@ -25,7 +25,7 @@ static struct MHD_Daemon *ys_start(unsigned port, unsigned threads, MHD_AccessHa
         MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)10240,  /* sheetd's HTTPServerConfiguration.headerMemoryLimit */
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
         MHD_OPTION_END);

@@ -7,7 +7,7 @@ shapes, with and without an Authorization header and with and without a body, se
 connection that stays open (no half-close: a stalled server is not rescued by the client's FIN), and
 must get a complete HTTP status line within a second.
 
-    headsweep.py [--from 14000] [--to 18000] [--step 16] [--verbose]    (starts its own server)
+    headsweep.py [--from 8000] [--to 12500] [--step 16] [--verbose]    (starts its own server)
 
 corpus.py runs the same sweep (`sweep()`) as part of `make reliability`.
 """
@@ -22,6 +22,9 @@ from common import Server, check, log, main, report, tempdir, token
 
 USER = "sweep-u"
 DEADLINE_S = 1.0
+# sheetd's connection memory (HTTPServerConfiguration.headerMemoryLimit): the sweep is centred on it.
+POOL = 10240
+LO, HI = POOL - 2240, POOL + 2260
 # sheetd's log line when libmicrohttpd could not build an answer and sheetd wrote its 431 itself.
 FALLBACK_LOG = "the answer did not fit in the connection's memory"
 
@@ -134,7 +137,7 @@ def ask(port, data, deadline=DEADLINE_S):
     return (int(m.group(1)) if m else None), time.monotonic() - t0
 
 
-def sweep(port, tok, lo=14000, hi=18000, step=16, workers=8, verbose=False):
+def sweep(port, tok, lo=LO, hi=HI, step=16, workers=8, verbose=False):
     """Every shape x {no auth, auth} x {sizes lo..hi by step}. Returns (requests, failures, statuses,
     slowest seconds)."""
     jobs = []
@@ -161,8 +164,8 @@ def sweep(port, tok, lo=14000, hi=18000, step=16, workers=8, verbose=False):
 
 def run():
     p = argparse.ArgumentParser()
-    p.add_argument("--from", dest="lo", type=int, default=14000)
-    p.add_argument("--to", dest="hi", type=int, default=18000)
+    p.add_argument("--from", dest="lo", type=int, default=LO)
+    p.add_argument("--to", dest="hi", type=int, default=HI)
     p.add_argument("--step", type=int, default=16)
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--extra", action="append", default=[], help="an extra sheetd serve argument")

@@ -43,7 +43,7 @@ public struct Configuration: Sendable {
         ("--db", "SHEETD_DB", "SQLite file (directory created) or postgres:// URL (./data/sheetd.sqlite)"),
         ("--db-pool", "SHEETD_DB_POOL", "PostgreSQL reader connections (2 x threads)"),
         ("--catalog", "SHEETD_CATALOG", "JSON catalog upserted at start (none)"),
-        ("--threads", "SHEETD_THREADS", "HTTP worker threads (number of cores)"),
+        ("--threads", "SHEETD_THREADS", "HTTP worker threads (8, or the number of cores when more)"),
         ("--max-body", "SHEETD_MAX_BODY", "request body cap in bytes, 413 above (65536)"),
         ("--synchronous", "SHEETD_SYNCHRONOUS", "SQLite synchronous: NORMAL or FULL (NORMAL)"),
         ("--log-level", "SHEETD_LOG_LEVEL", "debug, info, warn (or warning) or error (info)"),
