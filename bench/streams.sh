@@ -42,13 +42,23 @@ trap cleanup EXIT
 cc -O2 -o "$WORK/sseclient" bench/streams/sseclient.c
 
 ADMIN="bench-admin-$RANDOM$RANDOM"
-PORT=$(( 21000 + RANDOM % 20000 ))
-SHEETD_JWT_SECRET="bench-secret-$RANDOM$RANDOM" SHEETD_ADMIN_TOKEN=$ADMIN "$BIN" serve --port "$PORT" \
-  --db "$WORK/sheetd.sqlite" --catalog examples/catalog.json --access-log false --max-streams $((STREAMS + 100)) \
-  --connection-limit $((STREAMS + 1000)) > "$WORK/server.log" 2>&1 &
-SERVER=$!
-for _ in $(seq 1 500); do grep -q '"listening"' "$WORK/server.log" && break; sleep 0.01; done
-grep -q '"listening"' "$WORK/server.log" || { cat "$WORK/server.log" >&2; exit 1; }
+for attempt in 1 2 3; do  # a random port can be taken: try another
+  PORT=$(( 21000 + RANDOM % 20000 ))
+  rm -f "$WORK"/sheetd.sqlite*
+  SHEETD_JWT_SECRET="bench-secret-$RANDOM$RANDOM" SHEETD_ADMIN_TOKEN=$ADMIN "$BIN" serve --port "$PORT" \
+    --db "$WORK/sheetd.sqlite" --catalog examples/catalog.json --access-log false --max-streams $((STREAMS + 100)) \
+    --connection-limit $((STREAMS + 1000)) > "$WORK/server.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 1 500); do
+    grep -q '"listening"' "$WORK/server.log" && break
+    kill -0 "$SERVER" 2>/dev/null || break
+    sleep 0.01
+  done
+  grep -q '"listening"' "$WORK/server.log" && break
+  wait "$SERVER" 2>/dev/null || true
+  SERVER=""
+done
+[ -n "$SERVER" ] || { cat "$WORK/server.log" >&2; exit 1; }
 
 ticks() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$SERVER/status"; }
