@@ -101,10 +101,13 @@ let uriLogCallback: cmhd_uri_log_callback = { cls, uri, _ in
 }
 
 let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, connection, reqCls, termination in
-    guard let cls, let reqCls, let p = reqCls.pointee else { return }
+    guard let cls else { return }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    // Taken on every failed completion, so the note never outlives the request it was made for.
+    let unanswered = termination == .REQUEST_TERMINATED_WITH_ERROR && core.takeUnanswered()
+    guard let reqCls, let p = reqCls.pointee else { return }
     let state = Unmanaged<RequestState>.fromOpaque(p)
-    if termination == .REQUEST_TERMINATED_WITH_ERROR, let connection, core.takeUnanswered() {
+    if unanswered, let connection {
         core.answerWithoutPool(connection, requestId: state.takeUnretainedValue().requestId)
     }
     state.takeUnretainedValue().stream?.markCompleted()
