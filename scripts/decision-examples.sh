@@ -45,6 +45,8 @@ decide u6 "$home&platform=ios&keyboard=true" contentKeyboardIos
 count u7 offers-home 2; dismiss u7 home-offers
 decide u7 "$home&platform=ios" latched
 decide u8 "$home&platform=ios" noCards
+count u9 offers-payments 1
+decide u9 'screen=payments&platform=ios&appVersion=2.9.4&locale=de-CH' notInAudienceIos
 
 python3 - "$work" "$mode" <<'PY'
 import json, re, sys
@@ -60,6 +62,7 @@ examples = [
     ("contentKeyboardIos", "A content sheet with the keyboard up grows by the keyboard instead of jumping to large"),
     ("latched", "The card sheet was dismissed and the count has not changed"),
     ("noCards", "Card sheets exist on this screen, none has cards"),
+    ("notInAudienceIos", "A campaign rule holds the only card sheet (the app is older than its audience allows)"),
 ]
 PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9 ._/-]*$")
 def scalar(v):

@@ -11,7 +11,8 @@ extension Decision: JSONWritable {
         return writer.bytes
     }
 
-    /// Writes `present`, `reason`, `stack`, `sheet`, `yielded`, `trace`, in that order.
+    /// Writes `present`, `reason`, `stack`, `sheet`, `yielded`, `held`, `trace`, in that order
+    /// (`validUntil` is not part of the body).
     public func writeJSON(into writer: inout JSONWriter) {
         writer.object { o in
             o.member("present", present)
@@ -19,7 +20,17 @@ extension Decision: JSONWritable {
             o.member("stack", stack)
             o.member("sheet", sheet)
             o.member("yielded", yielded)
+            o.member("held", held)
             o.member("trace", trace)
+        }
+    }
+}
+
+extension HeldSheet: JSONWritable {
+    public func writeJSON(into writer: inout JSONWriter) {
+        writer.object { o in
+            o.member("sheetId", sheetId)
+            o.member("reason", reason.rawValue)
         }
     }
 }

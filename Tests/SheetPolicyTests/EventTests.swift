@@ -54,8 +54,9 @@ struct EventCase: Sendable, CustomTestStringConvertible {
             effect: effect(changed: true, count: 0, latched: true), latches: ["offers": 0]),
         EventCase(
             name: "004: a programmatic dismissal of a card sheet does not latch it (the app closed it, not the customer)",
+            // (The state changes all the same: the dismissal's time is kept for cooldowns, issue 15.)
             setup: [.count("offers", 3)], event: .dismiss("offers", .programmatic),
-            effect: effect(changed: false, count: 0), latches: [:]),
+            effect: effect(changed: true, count: 0), latches: [:]),
         EventCase(
             name: "dismissing a sheet that is not a card sheet latches nothing",
             setup: [.push("about")], event: .dismiss("about"), effect: effect(changed: true), latches: [:]),
@@ -148,7 +149,7 @@ struct EventTests {
     func foldsEventIntoState(_ c: EventCase) {
         var state = fold(c.setup)
         let before = state
-        let effect = SheetPolicy.apply(c.event, to: &state, catalog: Fixtures.catalog)
+        let effect = SheetPolicy.apply(c.event, to: &state, catalog: Fixtures.catalog, now: Fixtures.now)
         #expect(effect == c.effect)
         #expect(state.stack.map(\.sheetId) == effect.stack)
         if let latches = c.latches { #expect(state.latches == latches) }
@@ -180,7 +181,7 @@ struct DefensiveTests {
         var catalog = Fixtures.catalog
         let state = fold([.push("account-actions"), .push("about"), .push("offer-detail")])
         catalog.remove(id: "about")
-        let decision = SheetPolicy.decide(catalog: catalog, state: state, context: Fixtures.context())
+        let decision = SheetPolicy.decide(catalog: catalog, state: state, context: Fixtures.context(), now: Fixtures.now)
         #expect(decision.stack.map(\.id) == ["account-actions", "offer-detail"])
         #expect(decision.trace.contains { $0.contains("'about'") && $0.contains("no longer in the catalog") })
     }
@@ -193,7 +194,7 @@ struct DefensiveTests {
     func neverPresentsAStackRootedOnAClosedCardSheet(_ base: UserState) {
         var state = base
         state.stack = [StackEntry(sheetId: "offers", mode: .push), StackEntry(sheetId: "offer-detail", mode: .push)]
-        let decision = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: Fixtures.context())
+        let decision = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: Fixtures.context(), now: Fixtures.now)
         #expect(!decision.present)
         #expect(decision.stack.isEmpty)
         #expect(decision.reason != .stack)
@@ -204,7 +205,7 @@ struct DefensiveTests {
         let state = UserState(
             containers: [ContainerKey(containerId: "offers"): ContainerCount(count: 2)],
             stack: [StackEntry(sheetId: "offers", mode: .push)])
-        let decision = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: Fixtures.context())
+        let decision = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: Fixtures.context(), now: Fixtures.now)
         #expect(decision.reason == .cardsAvailable)
         #expect(decision.stack.map(\.id) == ["offers"])
         #expect(decision.sheet?.transition == nil)
@@ -214,7 +215,7 @@ struct DefensiveTests {
     @Test func staleLatchDoesNotHold() {
         let state = UserState(
             containers: [ContainerKey(containerId: "offers"): ContainerCount(count: 4)], latches: ["offers": 3])
-        let decision = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: Fixtures.context())
+        let decision = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: Fixtures.context(), now: Fixtures.now)
         #expect(decision.sheet?.id == "offers")
     }
 }

@@ -83,10 +83,15 @@ extension UserEvent {
     }
 }
 
+extension Fixtures {
+    /// The fixed clock of the policy tests: 2027-01-15T08:00:00Z.
+    static let now = Timestamp(rfc3339: "2027-01-15T08:00:00Z")!
+}
+
 /// Folds events into a state, as the service does, one at a time.
 func fold(_ events: [UserEvent], into state: UserState = UserState(), catalog: Catalog = Fixtures.catalog) -> UserState {
     var state = state
-    for event in events { _ = SheetPolicy.apply(event, to: &state, catalog: catalog) }
+    for event in events { _ = SheetPolicy.apply(event, to: &state, catalog: catalog, now: Fixtures.now) }
     return state
 }
 

@@ -62,7 +62,7 @@ enum Generator {
                 event = .contentHeightMeasured(
                     sheetId: rng.pick(ids), platform: rng.pick(Platform.allCases), height: Double(rng.int(in: 100...1200)) / 2)
             }
-            _ = SheetPolicy.apply(event, to: &state, catalog: catalog)
+            _ = SheetPolicy.apply(event, to: &state, catalog: catalog, now: Fixtures.now)
         }
         // Raw damage the store could hold: entries of removed sheets, latches the events never made.
         if rng.chance(20) { state.stack.insert(StackEntry(sheetId: "gone", mode: .push), at: rng.int(in: 0...state.stack.count)) }

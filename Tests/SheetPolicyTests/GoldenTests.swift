@@ -16,6 +16,10 @@ struct GoldenCase: Sendable, CustomTestStringConvertible {
     var name: String
     var events: [UserEvent]
     var context: ClientContext
+    /// Campaign cases (issue 15): the catalog, the user's campaign state and the clock.
+    var catalog: Catalog = Fixtures.catalog
+    var campaign: CampaignState? = nil
+    var now: Timestamp = Fixtures.now
     var testDescription: String { name }
 
     static let all: [GoldenCase] = [
@@ -63,6 +67,41 @@ struct GoldenCase: Sendable, CustomTestStringConvertible {
             name: "no-sheet-for-screen",
             events: [.count("offers", 3)],
             context: Fixtures.context("settings", tab: nil)),
+        // Campaign rules: each held reason, and held sheets beside a presented one and under the stack.
+        GoldenCase(
+            name: "campaign-outside-schedule",
+            events: [.count("offers", 3)], context: Fixtures.context(),
+            catalog: Campaign.catalog(offers: .init(schedule: .init(start: Campaign.at(3600), end: Campaign.at(7200))))),
+        GoldenCase(
+            name: "campaign-not-in-audience-promo-presented",
+            events: [.count("offers", 3), .count("promo", 1)],
+            context: ClientContext(screen: "home", tab: "accounts", platform: .ios, appVersion: "2.9.1", locale: "de-CH"),
+            catalog: Campaign.catalog(offers: .init(audience: .init(minAppVersion: "2.10.0", locales: ["de"])))),
+        GoldenCase(
+            name: "campaign-cooling-down-under-stack",
+            events: [.count("offers", 3), .push("filters")], context: Fixtures.context(),
+            catalog: Campaign.catalog(offers: .init(cooldownSeconds: 86_400)),
+            campaign: CampaignState(lastDismissals: ["offers": Campaign.at(-600)])),
+        GoldenCase(
+            name: "campaign-frequency-capped",
+            events: [.count("offers", 3)], context: Fixtures.context(platform: .android),
+            catalog: Campaign.catalog(offers: .init(frequency: .init(max: 2, periodSeconds: 86_400))),
+            campaign: CampaignState(
+                impressions: ["offers": [Campaign.at(-7200), Campaign.at(-3600)]], impressionTotals: ["offers": 5],
+                lastDismissals: ["offers": Campaign.at(-3000)])),
+        GoldenCase(
+            name: "campaign-global-cap-and-min-interval",
+            events: [.count("offers", 3), .count("promo", 2)], context: Fixtures.context(),
+            catalog: Campaign.catalog(
+                settings: .init(globalCap: .init(max: 1, periodSeconds: 3600), minIntervalSeconds: 600)),
+            campaign: CampaignState(
+                impressions: ["tip-cards": [Campaign.at(-60)]], lastDismissals: ["tip-cards": Campaign.at(-30)])),
+        GoldenCase(
+            name: "campaign-on-screen-stays",
+            events: [.count("offers", 3)], context: Fixtures.context(),
+            catalog: Campaign.catalog(
+                offers: .init(frequency: .init(max: 1, periodSeconds: 86_400)), settings: .init(minIntervalSeconds: 600)),
+            campaign: CampaignState(impressions: ["offers": [Campaign.at(-5)]])),
     ]
 }
 
@@ -70,8 +109,9 @@ struct GoldenTests {
     /// Each golden decision's bytes match the reviewed file exactly.
     @Test(arguments: GoldenCase.all)
     func matchesTheReviewedFile(_ golden: GoldenCase) throws {
-        let state = fold(golden.events)
-        let bytes = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: golden.context).jsonBytes()
+        var state = fold(golden.events, catalog: golden.catalog)
+        if let campaign = golden.campaign { state.campaign = campaign }
+        let bytes = SheetPolicy.decide(catalog: golden.catalog, state: state, context: golden.context, now: golden.now).jsonBytes()
         _ = try JSONSerialization.jsonObject(with: Data(bytes))
         let actual = Self.indented(bytes)
 

@@ -12,7 +12,7 @@ struct PropertyTests {
     static func cases() -> [(GeneratedCase, Decision)] {
         seeds.map { seed in
             let c = Generator.make(seed: seed)
-            return (c, SheetPolicy.decide(catalog: c.catalog, state: c.state, context: c.context))
+            return (c, SheetPolicy.decide(catalog: c.catalog, state: c.state, context: c.context, now: Fixtures.now))
         }
     }
 
@@ -136,8 +136,8 @@ struct PropertyTests {
     @Test func sameInputGivesByteIdenticalOutput() {
         for seed in Self.seeds {
             let c = Generator.make(seed: seed)
-            let first = SheetPolicy.decide(catalog: c.catalog, state: c.state, context: c.context).jsonBytes()
-            let second = SheetPolicy.decide(catalog: c.catalog, state: c.state, context: c.context).jsonBytes()
+            let first = SheetPolicy.decide(catalog: c.catalog, state: c.state, context: c.context, now: Fixtures.now).jsonBytes()
+            let second = SheetPolicy.decide(catalog: c.catalog, state: c.state, context: c.context, now: Fixtures.now).jsonBytes()
             #expect(first == second)
             // Same facts, inserted in the reverse order.
             let catalog = Catalog(c.definitions.reversed())
@@ -145,7 +145,7 @@ struct PropertyTests {
             for (key, value) in c.state.containers.sorted(by: { $0.key > $1.key }) { state.containers[key] = value }
             for (key, value) in c.state.latches.sorted(by: { $0.key > $1.key }) { state.latches[key] = value }
             for (key, value) in c.state.contentHeights.sorted(by: { $0.key > $1.key }) { state.contentHeights[key] = value }
-            #expect(SheetPolicy.decide(catalog: catalog, state: state, context: c.context).jsonBytes() == first)
+            #expect(SheetPolicy.decide(catalog: catalog, state: state, context: c.context, now: Fixtures.now).jsonBytes() == first)
         }
     }
 
@@ -173,17 +173,17 @@ struct PropertyTests {
                     .countReported(
                         containerId: key.containerId, filter: key.filter, count: rng.int(in: 0...9),
                         seq: seq - rng.int(in: 0...2)),
-                    to: &state, catalog: c.catalog)
+                    to: &state, catalog: c.catalog, now: Fixtures.now)
                 #expect(!effect.applied && effect.count == stored.count && state == c.state)
             }
             for sheet in c.definitions {
                 var state = c.state
-                let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheet.id, method: .swipe), to: &state, catalog: c.catalog)
+                let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheet.id, method: .swipe), to: &state, catalog: c.catalog, now: Fixtures.now)
                 #expect(state.containers == c.state.containers)
                 #expect(effect.latched == (sheet.kind == .cards && sheet.containerKey != nil))
                 #expect(!state.stack.contains { $0.sheetId == sheet.id })
                 if effect.latched {
-                    let decision = SheetPolicy.decide(catalog: c.catalog, state: state, context: c.context)
+                    let decision = SheetPolicy.decide(catalog: c.catalog, state: state, context: c.context, now: Fixtures.now)
                     #expect(!decision.stack.contains { $0.id == sheet.id })
                 }
             }

@@ -645,7 +645,7 @@ struct ScenarioTests {
         var state = UserState()
         for (index, step) in scenario.steps.enumerated() {
             state = fold(step.events, into: state)
-            let decision = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: step.context)
+            let decision = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: step.context, now: Fixtures.now)
             let where_ = "step \(index + 1)"
             #expect(decision.present == step.present, "\(where_)")
             #expect(decision.reason == step.reason, "\(where_)")
@@ -663,14 +663,14 @@ struct ScenarioTests {
     /// Issue 12: Android measures in dp, so its trace lines say dp; iOS lines say pt.
     @Test func traceLinesUseThePlatformsUnit() {
         let state = fold([.push("filters"), .push("about"), .height("about", 300, on: .android), .height("about", 300)])
-        let android = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: Fixtures.context(platform: .android))
+        let android = SheetPolicy.decide(catalog: Fixtures.catalog, state: state, context: Fixtures.context(platform: .android), now: Fixtures.now)
         #expect(android.trace.contains("variant: content, 300 dp measured on android, scrollable in case it exceeds the unknown viewport"))
         #expect(!android.trace.contains { $0.contains(" pt") })
         let tall = SheetPolicy.decide(
-            catalog: Fixtures.catalog, state: state, context: Fixtures.context(platform: .android, viewport: 280))
+            catalog: Fixtures.catalog, state: state, context: Fixtures.context(platform: .android, viewport: 280), now: Fixtures.now)
         #expect(tall.trace.contains("variant: content, measured 300 dp reaches the 280 dp viewport: large detent, scrollable"))
         let ios = SheetPolicy.decide(
-            catalog: Fixtures.catalog, state: fold([.push("filters")]), context: Fixtures.context())
+            catalog: Fixtures.catalog, state: fold([.push("filters")]), context: Fixtures.context(), now: Fixtures.now)
         #expect(ios.trace.contains { $0.hasPrefix("anatomy: strict, 56 pt sticky header") })
         #expect(!ios.trace.contains { $0.contains(" dp") })
     }

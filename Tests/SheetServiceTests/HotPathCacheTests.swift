@@ -112,8 +112,8 @@ import Testing
             let answer = cache.answer(userId: u, body: [7, 7], etag: etag)
             cache.insert(userId: u, context: home, catalogVersion: 0, epoch: cache.epoch(of: u), answer: answer)
         }
-        let a = cache.lookup(userId: "a", context: home, catalogVersion: 0)
-        #expect(a != nil && a === cache.lookup(userId: second, context: home, catalogVersion: 0))
+        let a = cache.lookup(userId: "a", context: home, catalogVersion: 0, now: Timestamp.now)?.answer
+        #expect(a != nil && a === cache.lookup(userId: second, context: home, catalogVersion: 0, now: Timestamp.now)?.answer)
         #expect(etagsComputed == 1)  // the second user's identical body reused the first one's ETag
         let other = cache.answer(userId: second, body: [7, 8], etag: etag)
         #expect(etagsComputed == 2 && other.etag == "\"78\"" && a?.etag == "\"77\"")
@@ -129,15 +129,20 @@ import Testing
                 epoch: cache.epoch(of: "c"), answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
         }
         let held = screens.map {
-            cache.lookup(userId: "c", context: ClientContext(screen: $0, tab: nil, platform: .android), catalogVersion: 0)?.body
+            cache.lookup(userId: "c", context: ClientContext(screen: $0, tab: nil, platform: .android), catalogVersion: 0, now: Timestamp.now)?.answer
+                .body
         }
         #expect(held == [nil, nil, [2], [3], [4], [5]])
         // Computing an already held context again replaces it and keeps the others.
         cache.insert(
             userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0,
             epoch: cache.epoch(of: "c"), answer: .init(body: [9], etag: "\"9\""))
-        #expect(cache.lookup(userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0)?.body == [9])
-        #expect(cache.lookup(userId: "c", context: ClientContext(screen: "screen3", tab: nil, platform: .android), catalogVersion: 0)?.body == [3])
+        #expect(
+            cache.lookup(userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0, now: Timestamp.now)?
+                .answer.body == [9])
+        #expect(
+            cache.lookup(userId: "c", context: ClientContext(screen: "screen3", tab: nil, platform: .android), catalogVersion: 0, now: Timestamp.now)?
+                .answer.body == [3])
     }
 
     @Test func decisionCacheFollowsEpochs() {
@@ -145,20 +150,20 @@ import Testing
         let context = ClientContextForTests.home
         let e0 = cache.epoch(of: "u1")
         cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [1], etag: "\"a\""))
-        #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0)?.etag == "\"a\"")
-        #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 1) == nil)
+        #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer.etag == "\"a\"")
+        #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 1, now: Timestamp.now)?.answer == nil)
         cache.invalidate("u1")
-        #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0) == nil)
+        #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         // A state read that started before the write must not be stored afterwards.
         cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [2], etag: "\"b\""))
-        #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0) == nil)
+        #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         // Bounded: 64 shards of two generations of one user each.
         for n in 0..<200 {
             let u = "user\(n)"
             cache.insert(userId: u, context: context, catalogVersion: 0, epoch: cache.epoch(of: u), answer: .init(body: [3], etag: "\"c\""))
         }
         #expect(cache.count <= 128)
-        #expect(cache.lookup(userId: "user199", context: context, catalogVersion: 0)?.body == [3])
+        #expect(cache.lookup(userId: "user199", context: context, catalogVersion: 0, now: Timestamp.now)?.answer.body == [3])
     }
 
     /// `SHEETD_DECISION_CACHE=0` keeps nothing; a size rounds to whole shards of two generations.
@@ -167,7 +172,7 @@ import Testing
         off.insert(
             userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, epoch: off.epoch(of: "u1"),
             answer: .init(body: [1], etag: "\"a\""))
-        #expect(off.lookup(userId: "u1", context: ClientContextForTests.home, catalogVersion: 0) == nil)
+        #expect(off.lookup(userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         #expect(off.count == 0)
         #expect(DecisionCache(users: 65_536).generationCapacity == 512)
         #expect(DecisionCache(users: 1).generationCapacity == 1)

@@ -10,6 +10,28 @@ public enum DecisionReason: String, Sendable, CaseIterable {
     case noCards = "no-cards"
     /// Nothing in the catalog belongs to this screen (and tab).
     case noSheetForScreen = "no-sheet-for-screen"
+    // Campaign rules (issue 15): why a card sheet with cards is held back. When several hold one
+    // sheet, its reason is the first of these, in this order.
+    /// Before `schedule.start` or at or after `schedule.end`.
+    case outsideSchedule = "outside-schedule"
+    /// The context or the user does not match the sheet's `audience`.
+    case notInAudience = "not-in-audience"
+    /// Dismissed less than `cooldownSeconds` ago.
+    case coolingDown = "cooling-down"
+    /// `frequency.max` impressions in the last `frequency.periodSeconds`.
+    case frequencyCapped = "frequency-capped"
+    /// The user's card-sheet impressions reached the global cap of the settings.
+    case globalCap = "global-cap"
+    /// The user's last card-sheet impression is less than the settings' `minIntervalSeconds` ago.
+    case minInterval = "min-interval"
+}
+
+/// A card sheet of the screen that has cards and is not latched, held back by a campaign rule.
+public struct HeldSheet: Sendable, Equatable {
+    public var sheetId: String
+    /// The first rule holding it (one of the campaign reasons).
+    public var reason: DecisionReason
+    public init(sheetId: String, reason: DecisionReason) { self.sheetId = sheetId; self.reason = reason }
 }
 
 /// The decision for one user on one screen: whether a sheet is presented, which, and exactly how.
@@ -22,14 +44,25 @@ public struct Decision: Sendable, Equatable {
     public var stack: [Presentation]
     /// Ids of eligible card sheets that lost (to a higher priority or to the stack), in byte order.
     public var yielded: [String]
+    /// Card sheets of the screen with cards, not latched, but held back by a campaign rule, in byte order of id.
+    public var held: [HeldSheet]
     /// The rules applied, in order, in plain words.
     public var trace: [String]
+    /// The next instant at which this decision can change by time alone (a schedule start or end, a
+    /// cooldown's end, an impression leaving a cap's window, the end of the minimum interval); `nil`
+    /// when only events and catalog changes can change it. Always after the `now` it was made for.
+    /// Not part of the JSON body: caches and streams use it.
+    public var validUntil: Timestamp?
 
     /// The presented sheet: the top of `stack`, or `nil`.
     public var sheet: Presentation? { stack.last }
 
-    public init(present: Bool, reason: DecisionReason, stack: [Presentation], yielded: [String], trace: [String]) {
-        self.present = present; self.reason = reason; self.stack = stack; self.yielded = yielded; self.trace = trace
+    public init(
+        present: Bool, reason: DecisionReason, stack: [Presentation], yielded: [String], held: [HeldSheet] = [],
+        trace: [String], validUntil: Timestamp? = nil
+    ) {
+        self.present = present; self.reason = reason; self.stack = stack; self.yielded = yielded; self.held = held
+        self.trace = trace; self.validUntil = validUntil
     }
 }
 

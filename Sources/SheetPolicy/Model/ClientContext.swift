@@ -13,14 +13,18 @@ public struct ClientContext: Sendable, Equatable {
     public var dirty: Bool
     /// The usable height in points, when the client knows it.
     public var viewportHeight: Double?
+    /// The app's version as dotted numbers (`2.10.0`), for audiences with app versions; `nil` when not sent.
+    public var appVersion: String?
+    /// The user's BCP 47 language tag (`de-CH`), for audiences with locales; `nil` when not sent.
+    public var locale: String?
 
     public init(
         screen: String, tab: String? = nil, platform: Platform, idiom: Idiom = .phone,
         orientation: Orientation = .portrait, keyboardVisible: Bool = false, dirty: Bool = false,
-        viewportHeight: Double? = nil
+        viewportHeight: Double? = nil, appVersion: String? = nil, locale: String? = nil
     ) {
         self.screen = screen; self.tab = tab; self.platform = platform; self.idiom = idiom
         self.orientation = orientation; self.keyboardVisible = keyboardVisible; self.dirty = dirty
-        self.viewportHeight = viewportHeight
+        self.viewportHeight = viewportHeight; self.appVersion = appVersion; self.locale = locale
     }
 }

@@ -3,7 +3,7 @@ public enum DismissMethod: String, Sendable, CaseIterable {
     case swipe, scrim, closeButton, cancelButton, action, programmatic
 }
 
-/// A fact a client reports; `SheetPolicy.apply(_:to:catalog:)` folds it into the user's state.
+/// A fact a client reports; `SheetPolicy.apply(_:to:catalog:now:)` folds it into the user's state.
 public enum UserEvent: Sendable, Equatable {
     /// A card container's count, optionally under a filter and with a sequence number.
     case countReported(containerId: String, filter: String, count: Int, seq: Int?)

@@ -19,9 +19,9 @@ public struct EventEffect: Sendable, Equatable {
 }
 
 extension SheetPolicy {
-    /// Folds one event into the state (latch, stack, counts, heights) and says what happened.
-    /// The caller has already checked that every sheet id in the event exists in the catalog.
-    public static func apply(_ event: UserEvent, to state: inout UserState, catalog: Catalog) -> EventEffect {
+    /// Folds one event into the state (latch, stack, counts, heights, dismissal times) at `now` and says
+    /// what happened. The caller has already checked that every sheet id in the event exists in the catalog.
+    public static func apply(_ event: UserEvent, to state: inout UserState, catalog: Catalog, now: Timestamp) -> EventEffect {
         let before = state
         switch event {
         case .countReported(let containerId, let filter, let count, let seq):
@@ -57,6 +57,9 @@ extension SheetPolicy {
                 state.latches[sheetId] = latchCount
                 latched = true
             }
+            // Cooldowns and "a sheet on screen stays on screen" read the latest dismissal of a card sheet,
+            // by any method (the app closing it takes it off the screen too).
+            if catalog[sheetId]?.isCardSheet == true { state.campaign.lastDismissals[sheetId] = now }
             // Rule 4: dismissing a sheet removes it and everything above it (the root: the whole stack).
             if let index = state.stack.firstIndex(where: { $0.sheetId == sheetId }) {
                 state.stack.removeSubrange(index...)

@@ -2,14 +2,23 @@
 ///
 /// No I/O, no clock, no randomness: the same input gives the same output, byte for byte.
 public enum SheetPolicy {
-    /// The decision for one user on one screen.
-    public static func decide(catalog: Catalog, state: UserState, context: ClientContext) -> Decision {
+    /// The decision for one user on one screen at `now` (the campaign rules read the time; nothing
+    /// else does).
+    public static func decide(catalog: Catalog, state: UserState, context: ClientContext, now: Timestamp) -> Decision {
         var trace: [String] = []
         let stack = liveStack(state.stack, catalog: catalog, state: state, notes: &trace)
+        let stackRoot = stack.isEmpty ? nil : catalog[stack[0].sheetId]
+        let stackShown = stackRoot?.isOwned(by: context) == true
 
-        // Rules 1 and 2: the card sheets of this screen, and which of them may present.
+        // Rules 1 and 2: the card sheets of this screen, and which of them may present; then the
+        // campaign rules (issue 15) for those with cards, unless they are part of the stack shown.
         let cardSheets = catalog.cardSheets(ownedBy: context)
+        let settingsOn = !catalog.settings.isOff
         var eligible: [SheetDefinition] = []
+        var held: [HeldSheet] = []
+        var topHeld: (sheet: SheetDefinition, reason: DecisionReason)? = nil
+        var validUntil: Timestamp? = nil
+        var global: GlobalImpressions? = nil
         var latchedWithCards = false
         for sheet in cardSheets {
             let count = cardCount(of: sheet, in: state)
@@ -18,6 +27,13 @@ public enum SheetPolicy {
             } else if isLatched(sheet, in: state) {
                 latchedWithCards = true
                 trace.append("latch: '\(sheet.id)' stays closed, dismissed at count \(count) and the count is unchanged")
+            } else if settingsOn || sheet.campaign.hasRules, !(stackShown && stack.contains { $0.sheetId == sheet.id }),
+                let reason = campaignHold(
+                    of: sheet, state: state, context: context, catalog: catalog, now: now, global: &global,
+                    boundary: &validUntil, trace: &trace)
+            {
+                held.append(HeldSheet(sheetId: sheet.id, reason: reason))
+                if topHeld.map({ outranks(sheet, $0.sheet) }) ?? true { topHeld = (sheet, reason) }
             } else {
                 eligible.append(sheet)
                 trace.append("eligibility: '\(sheet.id)' has \(count) card\(count == 1 ? "" : "s") on this screen")
@@ -26,8 +42,8 @@ public enum SheetPolicy {
 
         // Rule 4: "A user has one stack; it belongs to its root sheet's screen (and tab)": nested sheets
         // defined for other screens show over the root wherever the root is owned.
-        if !stack.isEmpty, let root = catalog[stack[0].sheetId] {
-            if root.isOwned(by: context) {
+        if let root = stackRoot {
+            if stackShown {
                 trace.append(
                     "stack: \(stack.count) sheet\(stack.count == 1 ? "" : "s") open on this screen, "
                         + "root '\(stack[0].sheetId)', top '\(stack[stack.count - 1].sheetId)' presented")
@@ -37,7 +53,9 @@ public enum SheetPolicy {
                     trace.append("stack: card sheets yield to the stack: \(yielded.joined(separator: ", "))")
                 }
                 let presentations = present(stack, catalog: catalog, state: state, context: context, trace: &trace)
-                return Decision(present: true, reason: .stack, stack: presentations, yielded: yielded, trace: trace)
+                return Decision(
+                    present: true, reason: .stack, stack: presentations, yielded: yielded, held: held, trace: trace,
+                    validUntil: validUntil)
             }
             trace.append(
                 "stack: kept but not shown, it belongs to screen '\(root.screen)'"
@@ -53,11 +71,18 @@ public enum SheetPolicy {
             let presentations = present(
                 [StackEntry(sheetId: winner.id, mode: .push)], catalog: catalog, state: state, context: context,
                 trace: &trace)
-            return Decision(present: true, reason: .cardsAvailable, stack: presentations, yielded: yielded, trace: trace)
+            return Decision(
+                present: true, reason: .cardsAvailable, stack: presentations, yielded: yielded, held: held, trace: trace,
+                validUntil: validUntil)
         }
 
         let reason: DecisionReason
-        if latchedWithCards {
+        if let topHeld {
+            // Nothing is presented because of the campaign rules: the reason of the held sheet that would win.
+            reason = topHeld.reason
+            trace.append(
+                "campaign: nothing presented, '\(topHeld.sheet.id)' (priority \(topHeld.sheet.priority)) is held (\(reason.rawValue))")
+        } else if latchedWithCards {
             reason = .latched
         } else if !cardSheets.isEmpty {
             reason = .noCards
@@ -67,7 +92,8 @@ public enum SheetPolicy {
                 "screen: no card sheet belongs to screen '\(context.screen)'"
                     + (context.tab.map { " tab '\($0)'" } ?? ""))
         }
-        return Decision(present: false, reason: reason, stack: [], yielded: [], trace: trace)
+        return Decision(
+            present: false, reason: reason, stack: [], yielded: [], held: held, trace: trace, validUntil: validUntil)
     }
 
     // MARK: - Shared facts

@@ -64,6 +64,9 @@ struct BodyReader {
 
     mutating func fail(_ name: String, _ reason: String) { invalid.append((prefix + name, reason)) }
 
+    /// The member is present and not JSON null.
+    func isGiven(_ name: String) -> Bool { object[name].map { $0 != .null } ?? false }
+
     /// The member's raw value; absent and JSON null both read as nil (recording "is required" when it is).
     private mutating func member(_ name: String, required: Bool) -> JSONValue? {
         known.insert(name)
@@ -131,6 +134,16 @@ struct BodyReader {
         guard let raw = member(name, required: false) else { return nil }
         guard case .bool(let b) = raw else { fail(name, "must be true or false"); return nil }
         return b
+    }
+
+    /// The elements of an array member (nil when absent or JSON null); records a problem on a wrong
+    /// type, an empty array when `allowEmpty` is false, and more than `maxCount` elements.
+    mutating func array(_ name: String, maxCount: Int, allowEmpty: Bool = false) -> [JSONValue]? {
+        guard let raw = member(name, required: false) else { return nil }
+        guard case .array(let items) = raw else { fail(name, "must be an array"); return nil }
+        if items.isEmpty && !allowEmpty { fail(name, "must not be empty (leave it out or null for no condition)"); return nil }
+        guard items.count <= maxCount else { fail(name, "must have at most \(maxCount) elements"); return nil }
+        return items
     }
 
     mutating func object(_ name: String) -> BodyReader? {

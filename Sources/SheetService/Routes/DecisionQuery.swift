@@ -5,7 +5,7 @@ import SheetPolicy
 enum DecisionQuery {
     /// The known parameters.
     enum Parameter: CaseIterable {
-        case screen, tab, platform, idiom, orientation, keyboard, dirty, viewportHeight
+        case screen, tab, platform, idiom, orientation, keyboard, dirty, viewportHeight, appVersion, locale
 
         var name: String {
             switch self {
@@ -17,6 +17,8 @@ enum DecisionQuery {
             case .keyboard: "keyboard"
             case .dirty: "dirty"
             case .viewportHeight: "viewportHeight"
+            case .appVersion: "appVersion"
+            case .locale: "locale"
             }
         }
 
@@ -36,7 +38,7 @@ enum DecisionQuery {
         // One pass over the query: the value of each known parameter, every unknown name (in order,
         // duplicates included) and every known name given twice. Strings are built only for values.
         var screen: String?, tab: String?, platform: String?, idiom: String?, orientation: String?
-        var keyboard: String?, dirty: String?, viewportHeight: String?
+        var keyboard: String?, dirty: String?, viewportHeight: String?, appVersion: String?, locale: String?
         var unknown: [String] = []
         var repeated: [String] = []
         request.forEachQueryItem { name, value in
@@ -57,6 +59,8 @@ enum DecisionQuery {
             case .keyboard: keep(&keyboard)
             case .dirty: keep(&dirty)
             case .viewportHeight: keep(&viewportHeight)
+            case .appVersion: keep(&appVersion)
+            case .locale: keep(&locale)
             case nil: unknown.append(name.utf8String)
             }
         }
@@ -66,7 +70,8 @@ enum DecisionQuery {
             invalid.append((name, "is given more than once"))
         }
         for name in unknown {
-            invalid.append((name, "is not a known parameter (screen, tab, platform, idiom, orientation, keyboard, dirty, viewportHeight)"))
+            invalid.append(
+                (name, "is not a known parameter (screen, tab, platform, idiom, orientation, keyboard, dirty, viewportHeight, appVersion, locale)"))
         }
         // An empty value is a value (and invalid) everywhere but `tab`, where it means "no tab".
         func enumeration<E: RawRepresentable & CaseIterable>(_ raw: String?, _ name: String, _: E.Type) -> E? where E.RawValue == String {
@@ -109,9 +114,12 @@ enum DecisionQuery {
                 invalid.append(("viewportHeight", "must be a number of points from 1 to 10000"))
             }
         }
+        // Audiences compare these (issue 15); part of the context, so of the decision cache's key.
+        if let appVersion, !AppVersion.isValid(appVersion) { invalid.append(("appVersion", AppVersion.rule)) }
+        if let locale, !LanguageTag.isValid(locale) { invalid.append(("locale", LanguageTag.rule)) }
         guard invalid.isEmpty, let screenId, let platformValue else { throw Problems.invalidParams(invalid) }
         return ClientContext(
             screen: screenId, tab: tabId, platform: platformValue, idiom: idiomValue, orientation: orientationValue,
-            keyboardVisible: keyboardVisible, dirty: isDirty, viewportHeight: height)
+            keyboardVisible: keyboardVisible, dirty: isDirty, viewportHeight: height, appVersion: appVersion, locale: locale)
     }
 }

@@ -10,7 +10,7 @@ extension SheetService {
     func decision(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
         let context = try DecisionQuery.context(from: request)
-        let answer = try currentAnswer(userId: userId, context: context)
+        let answer = try currentAnswer(userId: userId, context: context).answer
         if let condition = request.header("If-None-Match"), EntityTag.matches(condition, answer.etag) {
             if let wait = PreferWait.seconds(request.header("Prefer")) {
                 return longPoll(userId: userId, context: context, answer: answer, waitSeconds: wait)
@@ -20,20 +20,26 @@ extension SheetService {
         return Self.decisionResponse(answer)
     }
 
-    /// The decision for this user and context: from the cache, or computed from the stored state (and cached).
-    func currentAnswer(userId: String, context: ClientContext) throws(Problem) -> DecisionCache.Answer {
-        if let cached = decisions.lookup(userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion) {
+    /// The decision for this user and context: from the cache, or computed from the stored state at the
+    /// service's clock (and cached until its next time boundary).
+    func currentAnswer(userId: String, context: ClientContext) throws(Problem) -> DecisionCache.Fresh {
+        if let cached = decisions.lookup(
+            userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion, now: clock)
+        {
             return cached
         }
         let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
         let epoch = decisions.epoch(of: userId)  // before the state is read
         let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
-        let body = SheetPolicy.decide(catalog: catalog, state: state, context: context).jsonBytes()
+        let decision = SheetPolicy.decide(catalog: catalog, state: state, context: context, now: clock())
+        let body = decision.jsonBytes()
         // Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
         // (Array(...) here, where the slice type is known: the generic overload walks it through witnesses.)
         let answer = decisions.answer(userId: userId, body: body) { "\"" + Hex.encode(Array(SHA256.hash($0).prefix(16))) + "\"" }
-        decisions.insert(userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, answer: answer)
-        return answer
+        decisions.insert(
+            userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, answer: answer,
+            validUntil: decision.validUntil)
+        return DecisionCache.Fresh(answer: answer, validUntil: decision.validUntil)
     }
 
     /// The 200 answer of the decision route.
@@ -58,7 +64,7 @@ extension SheetService {
                 done: { [self] in
                     feed.remove($0)
                     longPolls.remove($0)
-                })
+                }, clock: clock, wake: { [feed] in feed.schedule($0) })
             guard longPolls.add(poll) else { return poll.expire() }
             feed.add(poll)
             // A change committed between the answer above and the registration: look once more.

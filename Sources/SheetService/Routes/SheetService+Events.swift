@@ -11,10 +11,11 @@ extension SheetService {
         let containerId = try pathIdentifier(request, "containerId")
         let report = try CountReport(try jsonBody(request))
         let filter = report.filter
-        let catalog = self.catalog
+        let catalog = self.catalog, clock = self.clock
         return record(userId: userId, eventId: report.eventId, kind: "count") { state in
             let effect = SheetPolicy.apply(
-                .countReported(containerId: containerId, filter: filter, count: report.count, seq: report.seq), to: &state, catalog: catalog)
+                .countReported(containerId: containerId, filter: filter, count: report.count, seq: report.seq), to: &state, catalog: catalog,
+                now: clock())
             var w = JSONWriter()
             w.object { o in
                 o.member("containerId", containerId)
@@ -31,13 +32,13 @@ extension SheetService {
         let userId = try authorizeUser(request)
         let dismissal = try Dismissal(try jsonBody(request))
         let sheetId = dismissal.sheetId
-        let catalog = self.catalog
+        let catalog = self.catalog, clock = self.clock
         return record(
             userId: userId, eventId: dismissal.eventId, kind: "dismissal", emitting: [(sheetId, .dismissal, dismissal.method.rawValue)]
         ) { state in
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
-            let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId, method: dismissal.method), to: &state, catalog: catalog)
+            let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId, method: dismissal.method), to: &state, catalog: catalog, now: clock())
             var w = JSONWriter()
             w.object { o in
                 o.member("stack", effect.stack)
@@ -51,7 +52,7 @@ extension SheetService {
         let userId = try authorizeUser(request)
         let presentation = try Presentation(try jsonBody(request))
         let sheetId = presentation.sheetId, parentSheetId = presentation.parentSheetId
-        let catalog = self.catalog
+        let catalog = self.catalog, clock = self.clock
         // "Opened from" a sheet (its stats): a presentation naming it as the parent.
         let opened = parentSheetId.map { [(sheetId: $0, kind: SheetActivity.Kind.opened, method: String?.none)] } ?? []
         return record(userId: userId, eventId: presentation.eventId, kind: "presentation", emitting: opened) { state in
@@ -60,7 +61,7 @@ extension SheetService {
                 throw Problems.notFound("no parent sheet '\(parentSheetId)' in the catalog")
             }
             let effect = SheetPolicy.apply(
-                .sheetOpened(sheetId: sheetId, mode: presentation.mode, parentSheetId: parentSheetId), to: &state, catalog: catalog)
+                .sheetOpened(sheetId: sheetId, mode: presentation.mode, parentSheetId: parentSheetId), to: &state, catalog: catalog, now: clock())
             var w = JSONWriter()
             w.object { o in o.member("stack", effect.stack) }
             return w.bytes
@@ -72,11 +73,11 @@ extension SheetService {
         let sheetId = try pathIdentifier(request, "sheetId")
         let report = try ContentHeightReport(try jsonBody(request))
         let platform = report.platform, height = report.height
-        let catalog = self.catalog
+        let catalog = self.catalog, clock = self.clock
         return record(userId: userId, eventId: report.eventId, kind: "content-height") { state in
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             _ = SheetPolicy.apply(
-                .contentHeightMeasured(sheetId: sheetId, platform: platform, height: height), to: &state, catalog: catalog)
+                .contentHeightMeasured(sheetId: sheetId, platform: platform, height: height), to: &state, catalog: catalog, now: clock())
             var w = JSONWriter()
             w.object { o in
                 o.member("sheetId", sheetId)

@@ -18,9 +18,9 @@ extension SheetService {
             throw Problems.tooManyRequests(
                 "user '\(userId)' already has \(streams.maxStreamsPerUser) open decision streams; close one first", retryAfterSeconds: 5)
         }
-        let answer: DecisionCache.Answer
+        let fresh: DecisionCache.Fresh
         do {
-            answer = try currentAnswer(userId: userId, context: context)
+            fresh = try currentAnswer(userId: userId, context: context)
         } catch {
             streams.release(userId)
             throw error
@@ -30,21 +30,26 @@ extension SheetService {
             streams.release(userId)
             return .empty(200, headers: headers)
         }
+        let answer = fresh.answer
         // A reconnecting client that already has this decision gets no first event.
         let upToDate = request.header("Last-Event-ID").map { EntityTag.matches($0, answer.etag) || "\"\($0)\"" == answer.etag } ?? false
         return .stream(headers: headers, maxPendingBytes: DecisionStreams.maxPendingBytes) { [self] body in
             let stream = DecisionStream(
                 userId: userId, context: context, body: body, lastETag: answer.etag,
-                answer: { [self] in try? currentAnswer(userId: $0, context: $1) })
+                answer: { [self] in try? currentAnswer(userId: $0, context: $1) }, clock: clock,
+                wake: { [feed] in feed.schedule($0) })
             var first = Array("retry: \(DecisionStreams.retryMillis)\n\n".utf8)
             if !upToDate { first += DecisionStream.event(answer) }
             body.send(first)
             guard streams.open(stream) else { return body.finish(with: DecisionStreams.shutdownEvent) }
             feed.add(stream)
             body.onClose { [self] _ in
+                stream.boundary.cancel()
                 feed.remove(stream)
                 streams.close(stream)
             }
+            // A decision that can change by time alone is rechecked at its next boundary.
+            stream.armBoundary(fresh.validUntil)
             // A change committed between the answer above and the registration: look once more.
             feed.schedule(stream)
         }

@@ -122,24 +122,41 @@ final class DecisionStream: DecisionWatcher {
     /// recheck computes and sends, so concurrent rechecks of this stream run one after the other and
     /// the last one reads the newest state.
     private let lastETag: Mutex<String>
-    private let answer: @Sendable (String, ClientContext) -> DecisionCache.Answer?
+    private let answer: @Sendable (String, ClientContext) -> DecisionCache.Fresh?
+    /// Rechecks at the decision's next time boundary, through `wake` (the feed's queue).
+    let boundary = BoundaryTimer()
+    private let clock: @Sendable () -> Timestamp
+    private let wake: @Sendable (DecisionStream) -> Void
 
     init(
         userId: String, context: ClientContext, body: EventStream, lastETag: String,
-        answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Answer?
+        answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Fresh?,
+        clock: @escaping @Sendable () -> Timestamp, wake: @escaping @Sendable (DecisionStream) -> Void
     ) {
         self.userId = userId
         self.context = context
         self.body = body
         self.lastETag = Mutex(lastETag)
         self.answer = answer
+        self.clock = clock
+        self.wake = wake
     }
 
     func recheck() {
         lastETag.withLock { last in
             // A failed read (database unavailable) sends nothing; the next change tries again.
-            guard body.isOpen, let current = answer(userId, context), current.etag != last else { return }
-            if body.send(Self.event(current)) { last = current.etag }
+            guard body.isOpen, let current = answer(userId, context) else { return }
+            armBoundary(current.validUntil)
+            guard current.answer.etag != last else { return }
+            if body.send(Self.event(current.answer)) { last = current.answer.etag }
+        }
+    }
+
+    /// Arms the timer for the decision's next time boundary (none when it has none).
+    func armBoundary(_ validUntil: Timestamp?) {
+        boundary.arm(at: validUntil, now: clock()) { [weak self] in
+            guard let self, self.body.isOpen else { return }
+            self.wake(self)
         }
     }
 

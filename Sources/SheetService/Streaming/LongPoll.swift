@@ -14,13 +14,20 @@ final class LongPoll: DecisionWatcher {
     private let held: DecisionCache.Answer
     private let promise: ResponsePromise
     private let settled = Atomic<Bool>(false)
-    private let answer: @Sendable (String, ClientContext) -> DecisionCache.Answer?
+    private let answer: @Sendable (String, ClientContext) -> DecisionCache.Fresh?
     private let done: @Sendable (LongPoll) -> Void
+    /// Rechecks at the decision's next time boundary, through `wake` (the feed's queue).
+    let boundary = BoundaryTimer()
+    private let clock: @Sendable () -> Timestamp
+    private let wake: @Sendable (LongPoll) -> Void
 
     init(
         userId: String, context: ClientContext, held: DecisionCache.Answer, waitSeconds: Int, promise: ResponsePromise,
-        answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Answer?, done: @escaping @Sendable (LongPoll) -> Void
+        answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Fresh?, done: @escaping @Sendable (LongPoll) -> Void,
+        clock: @escaping @Sendable () -> Timestamp, wake: @escaping @Sendable (LongPoll) -> Void
     ) {
+        self.clock = clock
+        self.wake = wake
         self.userId = userId
         self.context = context
         self.held = held
@@ -33,8 +40,17 @@ final class LongPoll: DecisionWatcher {
     var preferenceApplied: (String, String) { ("Preference-Applied", "wait=\(waitSeconds)") }
 
     func recheck() {
-        guard !settled.load(ordering: .acquiring), let current = answer(userId, context), current.etag != held.etag else { return }
-        settle(SheetService.decisionResponse(current, extraHeaders: [preferenceApplied]))
+        guard !settled.load(ordering: .acquiring), let current = answer(userId, context) else { return }
+        guard current.answer.etag != held.etag else { return armBoundary(current.validUntil) }
+        settle(SheetService.decisionResponse(current.answer, extraHeaders: [preferenceApplied]))
+    }
+
+    /// Arms the timer for the decision's next time boundary (none when it has none).
+    func armBoundary(_ validUntil: Timestamp?) {
+        boundary.arm(at: validUntil, now: clock()) { [weak self] in
+            guard let self, !self.settled.load(ordering: .acquiring) else { return }
+            self.wake(self)
+        }
     }
 
     /// The wait is over without a change (or the server is stopping): 304, as for a plain conditional GET.
@@ -44,6 +60,7 @@ final class LongPoll: DecisionWatcher {
 
     private func settle(_ response: HTTPResponse) {
         guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        boundary.cancel()
         done(self)
         promise.succeed(response)
     }

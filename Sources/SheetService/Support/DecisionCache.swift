@@ -36,6 +36,15 @@ final class DecisionCache: Sendable {
         let catalogVersion: Int
         let context: ClientContext
         let answer: Answer
+        /// The decision's next time boundary (`Decision.validUntil`): the entry is not served from then on.
+        let validUntil: Timestamp?
+    }
+
+    /// An answer and the instant until which it holds (`nil`: until an event or a catalog change).
+    /// Per user and context, not per answer: users with the same bytes may reach a boundary at different times.
+    struct Fresh: Sendable {
+        let answer: Answer
+        let validUntil: Timestamp?
     }
 
     /// A user's answers: the latest inline (the usual single context needs no array), older
@@ -89,14 +98,20 @@ final class DecisionCache: Sendable {
         epochs.add(1, at: slot(userId.hashValue), ordering: .synchronizing)
     }
 
-    func lookup(userId: String, context: ClientContext, catalogVersion: Int) -> Answer? {
+    /// The cached answer, unless stale: another epoch, another catalog version, or past its time
+    /// boundary (`now` is read only for an entry that has one).
+    func lookup(userId: String, context: ClientContext, catalogVersion: Int, now: () -> Timestamp) -> Fresh? {
         guard enabled else { return nil }
         let hash = userId.hashValue
-        return users.withValue(for: userId, hash: hash) { entry -> Answer? in
+        return users.withValue(for: userId, hash: hash) { entry -> Fresh? in
             guard entry.epoch == epochs.load(slot(hash), ordering: .synchronizing) else { return nil }
-            if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return entry.latest.answer }
+            func fresh(_ item: borrowing Item) -> Fresh? {
+                if let until = item.validUntil, now() >= until { return nil }
+                return Fresh(answer: item.answer, validUntil: item.validUntil)
+            }
+            if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return fresh(entry.latest) }
             for item in entry.older where item.catalogVersion == catalogVersion && item.context == context {
-                return item.answer
+                return fresh(item)
             }
             return nil
         }
@@ -117,10 +132,13 @@ final class DecisionCache: Sendable {
 
     /// Remembers `answer` (from `answer(userId:body:etag:)`), computed from a state read after
     /// `epoch` was loaded.
-    func insert(userId: String, context: ClientContext, catalogVersion: Int, epoch: Int, answer: Answer) {
+    /// `validUntil`: the decision's next time boundary, past which the entry is not served.
+    func insert(
+        userId: String, context: ClientContext, catalogVersion: Int, epoch: Int, answer: Answer, validUntil: Timestamp? = nil
+    ) {
         let hash = userId.hashValue
         guard enabled, epoch == epochs.load(slot(hash), ordering: .synchronizing) else { return }  // off, or already stale
-        let item = Item(catalogVersion: catalogVersion, context: context, answer: answer)
+        let item = Item(catalogVersion: catalogVersion, context: context, answer: answer, validUntil: validUntil)
         let perUser = contextsPerUser
         users.update(userId, hash: hash) { old in
             guard var entry = old, entry.epoch == epoch else { return UserEntry(epoch: epoch, latest: item) }
