@@ -85,6 +85,10 @@ import Testing
         "UserAttributes": { try JSONEncoder().encode(try JSONDecoder().decode(UserAttributes.self, from: $0)) },
         "Settings": { try JSONEncoder().encode(try JSONDecoder().decode(GlobalSettings.self, from: $0)) },
         "SheetStats": { try JSONEncoder().encode(try JSONDecoder().decode(SheetStats.self, from: $0)) },
+        "HeldSheet": { try JSONEncoder().encode(try JSONDecoder().decode(HeldSheet.self, from: $0)) },
+        "Schedule": { try JSONEncoder().encode(try JSONDecoder().decode(Schedule.self, from: $0)) },
+        "FrequencyCap": { try JSONEncoder().encode(try JSONDecoder().decode(FrequencyCap.self, from: $0)) },
+        "Audience": { try JSONEncoder().encode(try JSONDecoder().decode(Audience.self, from: $0)) },
     ]
     /// Request bodies: their re-encodings are validated against the schema too.
     static let requestSchemas: Set<String> = [

@@ -54,6 +54,14 @@ public struct SheetDefinitionInput: Codable, Sendable, Equatable, Hashable {
     public var expandsOnScrollToEdge: Bool?
     /// Corner radius in points, 0 to 100.
     public var cornerRadius: Double?
+    /// Card sheets: the time window (nil: none).
+    public var schedule: Schedule?
+    /// Card sheets: seconds after a dismissal before it presents again (nil: none).
+    public var cooldownSeconds: Int?
+    /// Card sheets: at most `max` impressions per `periodSeconds` (nil: none).
+    public var frequency: FrequencyCap?
+    /// Card sheets: who may see it (nil: everyone).
+    public var audience: Audience?
 
     /// A value with every member.
     public init(
@@ -61,7 +69,8 @@ public struct SheetDefinitionInput: Codable, Sendable, Equatable, Hashable {
         tab: String? = nil, containerId: String? = nil, containerFilter: String? = nil, priority: Int? = nil, inputCount: Int? = nil,
         confirmDismissWhenDirty: Bool? = nil, primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil,
         dismissAffordance: DismissAffordance? = nil, swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil,
-        cornerRadius: Double? = nil
+        cornerRadius: Double? = nil, schedule: Schedule? = nil, cooldownSeconds: Int? = nil, frequency: FrequencyCap? = nil,
+        audience: Audience? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -82,6 +91,10 @@ public struct SheetDefinitionInput: Codable, Sendable, Equatable, Hashable {
         self.tapScrimToDismiss = tapScrimToDismiss
         self.expandsOnScrollToEdge = expandsOnScrollToEdge
         self.cornerRadius = cornerRadius
+        self.schedule = schedule
+        self.cooldownSeconds = cooldownSeconds
+        self.frequency = frequency
+        self.audience = audience
     }
 }
 
@@ -125,6 +138,14 @@ public struct SheetDefinition: Codable, Sendable, Equatable, Hashable {
     public var expandsOnScrollToEdge: Bool?
     /// Corner radius in points, if declared.
     public var cornerRadius: Double?
+    /// Card sheets: the time window (nil: none).
+    public var schedule: Schedule?
+    /// Card sheets: seconds after a dismissal before it presents again (nil: none).
+    public var cooldownSeconds: Int?
+    /// Card sheets: at most `max` impressions per `periodSeconds` (nil: none).
+    public var frequency: FrequencyCap?
+    /// Card sheets: who may see it (nil: everyone).
+    public var audience: Audience?
     /// What the design documents advise against in this definition (nil from an older server).
     public var warnings: [DefinitionWarning]?
 
@@ -134,6 +155,7 @@ public struct SheetDefinition: Codable, Sendable, Equatable, Hashable {
         containerId: String? = nil, containerFilter: String? = nil, priority: Int, inputCount: Int, confirmDismissWhenDirty: Bool,
         primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil, dismissAffordance: DismissAffordance? = nil,
         swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil,
+        schedule: Schedule? = nil, cooldownSeconds: Int? = nil, frequency: FrequencyCap? = nil, audience: Audience? = nil,
         warnings: [DefinitionWarning]? = nil
     ) {
         self.id = id
@@ -155,6 +177,10 @@ public struct SheetDefinition: Codable, Sendable, Equatable, Hashable {
         self.tapScrimToDismiss = tapScrimToDismiss
         self.expandsOnScrollToEdge = expandsOnScrollToEdge
         self.cornerRadius = cornerRadius
+        self.schedule = schedule
+        self.cooldownSeconds = cooldownSeconds
+        self.frequency = frequency
+        self.audience = audience
         self.warnings = warnings
     }
 }
@@ -181,5 +207,59 @@ public struct Catalog: Codable, Sendable, Equatable, Hashable {
     /// A value with every member.
     public init(sheets: [SheetDefinition]) {
         self.sheets = sheets
+    }
+}
+
+/// A card sheet's time window, RFC 3339 times; eligible only when start <= now < end (openapi.yaml `Schedule`).
+public struct Schedule: Codable, Sendable, Equatable, Hashable {
+    /// The first instant it may present (nil: no start).
+    public var start: String?
+    /// The first instant it may not present any more (nil: no end).
+    public var end: String?
+
+    /// A value with every member.
+    public init(start: String? = nil, end: String? = nil) {
+        self.start = start
+        self.end = end
+    }
+}
+
+/// At most `max` impressions in the last `periodSeconds` (openapi.yaml `FrequencyCap`).
+public struct FrequencyCap: Codable, Sendable, Equatable, Hashable {
+    /// At least 1.
+    public var max: Int
+    /// At least 1.
+    public var periodSeconds: Int
+
+    /// A value with every member.
+    public init(max: Int, periodSeconds: Int) {
+        self.max = max
+        self.periodSeconds = periodSeconds
+    }
+}
+
+/// Who may see a card sheet; every member given must match (openapi.yaml `Audience`).
+public struct Audience: Codable, Sendable, Equatable, Hashable {
+    public var platforms: [Platform]?
+    public var idioms: [Idiom]?
+    /// Dotted numbers, compared with the decision query's `appVersion`.
+    public var minAppVersion: String?
+    public var maxAppVersion: String?
+    /// BCP 47 tags or prefixes, matched against the decision query's `locale` (`de` matches `de-CH`).
+    public var locales: [String]?
+    /// Matches when the user is in any of them.
+    public var segments: [String]?
+
+    /// A value with every member.
+    public init(
+        platforms: [Platform]? = nil, idioms: [Idiom]? = nil, minAppVersion: String? = nil, maxAppVersion: String? = nil,
+        locales: [String]? = nil, segments: [String]? = nil
+    ) {
+        self.platforms = platforms
+        self.idioms = idioms
+        self.minAppVersion = minAppVersion
+        self.maxAppVersion = maxAppVersion
+        self.locales = locales
+        self.segments = segments
     }
 }

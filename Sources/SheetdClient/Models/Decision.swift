@@ -15,19 +15,38 @@ public struct Decision: Codable, Sendable, Equatable, Hashable {
     public var stack: [SheetPresentation]
     /// Ids of eligible sheets that lost.
     public var yielded: [String]
+    /// Card sheets held back by a campaign rule, with the rule (nil from a server before issue 15).
+    public var held: [HeldSheet]?
     /// The rules applied, in order, in plain words.
     public var trace: [String]
 
     /// A value with every member.
     public init(
-        present: Bool, reason: DecisionReason, sheet: SheetPresentation? = nil, stack: [SheetPresentation], yielded: [String], trace: [String]
+        present: Bool, reason: DecisionReason, sheet: SheetPresentation? = nil, stack: [SheetPresentation], yielded: [String],
+        held: [HeldSheet]? = nil, trace: [String]
     ) {
         self.present = present
         self.reason = reason
         self.sheet = sheet
         self.stack = stack
         self.yielded = yielded
+        self.held = held
         self.trace = trace
+    }
+}
+
+/// A card sheet of the screen with cards that a campaign rule holds back (openapi.yaml `HeldSheet`).
+public struct HeldSheet: Codable, Sendable, Equatable, Hashable {
+    /// The held sheet.
+    public var sheetId: String
+    /// The first rule holding it (`outside-schedule`, `not-in-audience`, `cooling-down`, `frequency-capped`,
+    /// `global-cap`, `min-interval`).
+    public var reason: DecisionReason
+
+    /// A value with every member.
+    public init(sheetId: String, reason: DecisionReason) {
+        self.sheetId = sheetId
+        self.reason = reason
     }
 }
 

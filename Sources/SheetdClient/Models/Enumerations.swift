@@ -156,8 +156,23 @@ public struct DecisionReason: OpenEnumeration {
     public static let noCards: Self = "no-cards"
     /// `no-sheet-for-screen`.
     public static let noSheetForScreen: Self = "no-sheet-for-screen"
+    /// `outside-schedule`: before the sheet's `schedule.start` or from its `schedule.end` on.
+    public static let outsideSchedule: Self = "outside-schedule"
+    /// `not-in-audience`: the context or the user does not match the sheet's `audience`.
+    public static let notInAudience: Self = "not-in-audience"
+    /// `cooling-down`: dismissed less than `cooldownSeconds` ago.
+    public static let coolingDown: Self = "cooling-down"
+    /// `frequency-capped`: `frequency.max` impressions in the last `periodSeconds`.
+    public static let frequencyCapped: Self = "frequency-capped"
+    /// `global-cap`: the settings' cap on card-sheet impressions is reached.
+    public static let globalCap: Self = "global-cap"
+    /// `min-interval`: the last card-sheet impression is more recent than the settings' minimum interval.
+    public static let minInterval: Self = "min-interval"
     /// The values this client was built with.
-    public static let knownValues: [Self] = [.stack, .cardsAvailable, .latched, .noCards, .noSheetForScreen]
+    public static let knownValues: [Self] = [
+        .stack, .cardsAvailable, .latched, .noCards, .noSheetForScreen, .outsideSchedule, .notInAudience, .coolingDown,
+        .frequencyCapped, .globalCap, .minInterval,
+    ]
 }
 
 /// How the user dismissed a sheet.
