@@ -130,8 +130,9 @@ phase() {  # phase NAME ARGS...: runs a driver phase, keeps its RESULT line
 }
 
 # 1. The smoke walk through the balancer: its requests (the stream and the write that changes it
-#    included) alternate between the replicas.
-scripts/smoke.sh "$balancer" >"$work/smoke.out" 2>&1
+#    included) alternate between the replicas. Its check of one process's own /metrics counters is
+#    skipped (SHEETD_SMOKE_BALANCED=1): no one replica saw the whole walk.
+SHEETD_SMOKE_BALANCED=1 scripts/smoke.sh "$balancer" >"$work/smoke.out" 2>&1
 counts=$(grep -E '^smoke: [0-9]+ passed, [0-9]+ failed' "$work/smoke.out" | tail -1)
 if [ -n "$counts" ] && [ "$(echo "$counts" | cut -d' ' -f4)" = 0 ]; then ok "smoke walk through the balancer ($counts)"; else bad "smoke walk through the balancer"; grep FAIL "$work/smoke.out"; fi
 

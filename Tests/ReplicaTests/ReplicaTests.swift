@@ -75,6 +75,18 @@ struct ReplicaTests {
         }
     }
 
+    /// The campaign settings travel with the catalog: a change on one replica is served by the other
+    /// on the next request.
+    @Test func settingsChangesAreServedByTheOtherReplicaOnTheNextRequest() throws {
+        let pair = try ReplicaPair()
+        for minutes in 1...5 {
+            let (first, second) = minutes % 2 == 0 ? (pair.a, pair.b) : (pair.b, pair.a)
+            _ = try second.get("/v1/settings")
+            try first.put("/v1/settings", #"{"minIntervalSeconds":\#(minutes * 60)}"#).expect(200)
+            #expect(try second.get("/v1/settings").text.contains(#""minIntervalSeconds":\#(minutes * 60)"#))
+        }
+    }
+
     /// A write acknowledged on one replica pushes a stream event on the other, and wakes a long-poll
     /// waiting there.
     @Test func aWriteOnOneReplicaPushesToStreamsAndLongPollsOnTheOther() throws {
