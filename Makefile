@@ -7,10 +7,12 @@ SHELL := /bin/bash
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl python3-venv
 # PostgreSQL backend: libpq to build, the server for the throwaway test database (scripts/postgres.sh).
 APT_PACKAGES += libpq-dev postgresql
+# make replicas-test: the load balancer in front of two replicas.
+APT_PACKAGES += haproxy
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
-.PHONY: help deps build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick reliability container-test clean
+.PHONY: help deps build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick reliability container-test replicas-test clean
 
 help:
 	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
@@ -21,6 +23,7 @@ help:
 	@echo "make bench-quick     a short benchmark round for development"
 	@echo "make reliability     long fault, concurrency and hostile-input runs (writes RELIABILITY.md)"
 	@echo "make container-test  build and run the Docker image with podman"
+	@echo "make replicas-test   two replicas on PostgreSQL behind HAProxy: consistency, kill -9, database restart"
 
 # Installs the Debian packages the build needs, only those missing, only when root.
 deps:
@@ -87,6 +90,13 @@ reliability: release
 # Builds its own static release binary (--static-swift-stdlib) for the image.
 container-test:
 	scripts/container-test.sh
+
+# Two replicas on a throwaway PostgreSQL behind HAProxy (installed when missing): the smoke walk through
+# the balancer, write-then-read pairs across replicas, catalog propagation, kill -9 of a replica and a
+# PostgreSQL restart under load (scripts/replicas-test.sh; debug build, about a minute).
+replicas-test: deps
+	swift build $(SWIFT_FLAGS)
+	scripts/replicas-test.sh .build/debug/sheetd
 
 clean:
 	rm -rf .build

@@ -8,7 +8,7 @@ import PackageDescription
 // depends on it and it depends on none of them. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
 // and Synchronization.
-// PostgreSQL backend: SheetService → PostgresStore → {PostgresKit, SheetStore}; PostgresKit → CLibPQ.
+// PostgreSQL backend: SheetService → PostgresStore → {PostgresKit, SheetStore, Concurrency}; PostgresKit → CLibPQ.
 let package = Package(
     name: "sheetd",
     // For the SheetdClient library on Apple platforms (URLSession's async API); the server builds on Linux.
@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "PostgresKit", dependencies: ["CLibPQ"]),
         .target(
             name: "PostgresStore",
-            dependencies: ["PostgresKit", "SheetStore", "SheetPolicy", "Crypto"],
+            dependencies: ["PostgresKit", "SheetStore", "SheetPolicy", "Crypto", "Concurrency"],
             plugins: ["EmbedMigrations"]
         ),
         .target(
@@ -79,6 +79,10 @@ let package = Package(
                 "SheetService", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport",
                 "PostgresStore", "PostgresKit",
             ]),
+        // Two replicas (services over their own PostgreSQL stores) on one database.
+        .testTarget(
+            name: "ReplicaTests",
+            dependencies: ["SheetService", "PostgresStore", "PostgresKit", "SheetStore", "SheetPolicy", "MicroHTTP", "TestSupport"]),
         // The client against a live in-process server; only the tests link both.
         .testTarget(name: "SheetdClientTests", dependencies: ["SheetdClient", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),
     ]

@@ -23,7 +23,8 @@ public enum PostgresValue: Sendable, Equatable {
 /// use; a new connection (after a loss) prepares them again, so a stale prepared name never
 /// reaches the server.
 public final class PostgresConnection {
-    private var handle: OpaquePointer?
+    /// Internal, not private: the listener's extension (in PostgresListener.swift) polls it.
+    var handle: OpaquePointer?
     /// SQL text → prepared statement name, for this connection only.
     private var prepared: [String: String] = [:]
 
@@ -36,9 +37,10 @@ public final class PostgresConnection {
     ///
     /// - Throws: `PostgresError` with `connectionLost` set when the server cannot be reached or
     ///   refuses the login.
-    public init(url: String) throws(PostgresError) {
+    /// `parameters` are libpq keywords applied before the URL's (the listener's TCP keepalives).
+    public init(url: String, parameters: [(String, String)] = []) throws(PostgresError) {
         // Later entries win (libpq processes the arrays in order), so the URL comes last.
-        let pairs = Self.defaults + [("dbname", url)]
+        let pairs = Self.defaults + parameters + [("dbname", url)]
         let keywords = pairs.map { strdup($0.0) }
         let values = pairs.map { strdup($0.1) }
         defer {

@@ -18,19 +18,27 @@ import Musl
 /// replicas. When the database is down every call fails with `StoreError.unavailable`; connections
 /// are made again on the next call, so the store recovers as soon as the database answers.
 public final class PostgresSheetStore: SheetStore {
-    private let url: String
+    let url: String
     private let readers: PostgresPool
     private let writers: [PostgresWriter]
     private let statistics = SharedStatistics()
     private let closed = Atomic<Bool>(false)
+    /// The NOTIFY channel and this store's instance id (see `ChangeNotifier`).
+    let notifier: ChangeNotifier
+    /// The LISTEN session, once `listen` started it.
+    private let listener = Mutex<PostgresListener?>(nil)
 
     /// Processed event ids are kept this long (the API promises at least 24 h).
     static let eventRetentionSeconds: Int64 = 48 * 3600
 
-    private init(url: String, readerConnections: Int, writerConnections: Int) {
+    private init(url: String, readerConnections: Int, writerConnections: Int, schema: String) {
         self.url = url
+        let notifier = ChangeNotifier(schema: schema)
+        self.notifier = notifier
         readers = PostgresPool(url: url, capacity: readerConnections)
-        writers = (0..<max(1, writerConnections)).map { [statistics] in PostgresWriter(url: url, index: $0, statistics: statistics) }
+        writers = (0..<max(1, writerConnections)).map { [statistics] in
+            PostgresWriter(url: url, index: $0, statistics: statistics, notifier: notifier)
+        }
     }
 
     deinit { close() }
@@ -47,8 +55,13 @@ public final class PostgresSheetStore: SheetStore {
     ///
     /// - Throws: `.schemaTooNew`, `.checksumMismatch`, `.unavailable` (cannot connect), `.failure`.
     public static func open(url: String, readerConnections: Int, writerConnections: Int = 2) throws(StoreError) -> PostgresSheetStore {
-        try migrate(url: url)
-        let store = PostgresSheetStore(url: url, readerConnections: readerConnections, writerConnections: writerConnections)
+        let schema = try mapPostgresErrors { () throws -> String in
+            let db = try PostgresConnection(url: url)
+            defer { db.close() }
+            try PostgresMigrator().migrate(db)
+            return try db.scalar("SELECT current_schema()") ?? "public"
+        }
+        let store = PostgresSheetStore(url: url, readerConnections: readerConnections, writerConnections: writerConnections, schema: schema)
         try? store.writers[0].purgeExpiredEvents(now: currentUnixSeconds())
         return store
     }
@@ -78,17 +91,28 @@ public final class PostgresSheetStore: SheetStore {
         }
     }
 
+    // Every catalog write bumps the catalog version and notifies the replicas in its own transaction.
+
     public func putSheet(_ sheet: StoredSheet) throws(StoreError) -> Bool {
-        try read { db in try Self.upsertSheet(sheet, db) }
+        try read { db in
+            try Self.transaction(db) {
+                let created = try Self.upsertSheet(sheet, db)
+                try notifier.catalogChanged(db)
+                return created
+            }
+        }
     }
 
     public func putSheets(_ sheets: [StoredSheet]) throws(StoreError) {
         try read { db in
-            try Self.transaction(db) { for sheet in sheets { _ = try Self.upsertSheet(sheet, db) } }
+            try Self.transaction(db) {
+                for sheet in sheets { _ = try Self.upsertSheet(sheet, db) }
+                try notifier.catalogChanged(db)
+            }
         }
     }
 
-    /// One statement, so it needs no explicit transaction; `xmax = 0` tells an insert from an update.
+    /// `xmax = 0` tells an insert from an update.
     private static func upsertSheet(_ sheet: StoredSheet, _ db: PostgresConnection) throws -> Bool {
         let rows = try db.query(
             """
@@ -100,7 +124,13 @@ public final class PostgresSheetStore: SheetStore {
     }
 
     public func deleteSheet(id: String) throws(StoreError) -> Bool {
-        try read { db in try db.query("DELETE FROM sheets WHERE id = $1", [.text(id)]).affectedRows > 0 }
+        try read { db in
+            try Self.transaction(db) {
+                let existed = try db.query("DELETE FROM sheets WHERE id = $1", [.text(id)]).affectedRows > 0
+                if existed { try notifier.catalogChanged(db) }
+                return existed
+            }
+        }
     }
 
     // MARK: - Users
@@ -161,6 +191,7 @@ public final class PostgresSheetStore: SheetStore {
                 ] {
                     try db.query("DELETE FROM \(table) WHERE user_id = $1", [.text(userId)])
                 }
+                try notifier.notify(notifier.userPayloads([userId]), db)
             }
         }
     }
@@ -177,21 +208,28 @@ public final class PostgresSheetStore: SheetStore {
         }
     }
 
+    /// Like a catalog write: bumps the catalog version and notifies the replicas in its transaction
+    /// (the settings travel with the catalog snapshot).
     public func putSettings(_ settings: CampaignSettings) throws(StoreError) {
         try read { db in
-            _ = try db.query(
-                """
-                INSERT INTO settings (id, global_cap_max, global_cap_period_seconds, min_interval_seconds) VALUES (1, $1, $2, $3)
-                ON CONFLICT (id) DO UPDATE SET global_cap_max = excluded.global_cap_max,
-                    global_cap_period_seconds = excluded.global_cap_period_seconds,
-                    min_interval_seconds = excluded.min_interval_seconds
-                """,
-                [
-                    settings.globalCap.map { .int(Int64($0.max)) } ?? .null,
-                    settings.globalCap.map { .int(Int64($0.periodSeconds)) } ?? .null,
-                    settings.minIntervalSeconds.map { .int(Int64($0)) } ?? .null,
-                ])
+            try Self.transaction(db) { try upsertSettings(settings, db) }
         }
+    }
+
+    private func upsertSettings(_ settings: CampaignSettings, _ db: PostgresConnection) throws {
+        _ = try db.query(
+            """
+            INSERT INTO settings (id, global_cap_max, global_cap_period_seconds, min_interval_seconds) VALUES (1, $1, $2, $3)
+            ON CONFLICT (id) DO UPDATE SET global_cap_max = excluded.global_cap_max,
+                global_cap_period_seconds = excluded.global_cap_period_seconds,
+                min_interval_seconds = excluded.min_interval_seconds
+            """,
+            [
+                settings.globalCap.map { .int(Int64($0.max)) } ?? .null,
+                settings.globalCap.map { .int(Int64($0.periodSeconds)) } ?? .null,
+                settings.minIntervalSeconds.map { .int(Int64($0)) } ?? .null,
+            ])
+        try notifier.catalogChanged(db)
     }
 
     public func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats {
@@ -233,6 +271,7 @@ public final class PostgresSheetStore: SheetStore {
     /// Lets the writers finish what is queued, then closes every connection. Idempotent.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        listener.withLock { $0 }?.stop()
         for writer in writers { writer.close() }
         readers.close()
     }
@@ -244,8 +283,19 @@ public final class PostgresSheetStore: SheetStore {
 
     // MARK: - Plumbing
 
+    /// Keeps `new` as the store's listener unless one was started already (or the store is closed).
+    func installListener(_ new: PostgresListener) -> Bool {
+        listener.withLock { current in
+            guard current == nil, !closed.load(ordering: .acquiring) else { return false }
+            current = new
+            return true
+        }
+    }
+
+    var currentListener: PostgresListener? { listener.withLock { $0 } }
+
     /// Runs `body` on a pooled connection (reads, and the writes outside the update path).
-    private func read<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+    func read<T>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
         guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
         return try mapPostgresErrors { try readers.withConnection(body) }
     }

@@ -18,10 +18,15 @@ enum PostgresUserStateSQL {
         """
 
     static func load(userId: String, _ db: PostgresConnection) throws -> UserState {
+        try decode(try db.query(loadSQL, [.text(userId)]))
+    }
+
+    /// The state in rows shaped like `loadSQL`'s (rows of other tags are skipped by the caller).
+    static func decode(_ rows: some Sequence<PostgresRow>) throws -> UserState {
         var state = UserState()
         var stack: [(position: Int, entry: StackEntry)] = []
         var segments: [(position: Int, segment: String)] = []
-        for row in try db.query(loadSQL, [.text(userId)]) {
+        for row in rows {
             // Counts and positions travel as float8 to share the column with heights; they are whole.
             switch row.int(at: 0) {
             case 0:

@@ -16,15 +16,18 @@ final class PostgresWriter: Sendable {
     private let connection = ConnectionBox()
     private let statistics: SharedStatistics
     private let closed = Atomic<Bool>(false)
+    /// Tells the other replicas which users each committed batch changed (one NOTIFY per batch).
+    private let notifier: ChangeNotifier
 
     /// At most this many updates share one transaction.
     static let maxBatch = 256
     /// Purge expired event ids every this many committed transactions.
     static let purgeEvery = 512
 
-    init(url: String, index: Int, statistics: SharedStatistics) {
+    init(url: String, index: Int, statistics: SharedStatistics, notifier: ChangeNotifier) {
         self.url = url
         self.statistics = statistics
+        self.notifier = notifier
         dispatchQueue = DispatchQueue(label: "sheetd.postgres.writer.\(index)")
     }
 
@@ -125,7 +128,11 @@ final class PostgresWriter: Sendable {
         }
         do {
             try PostgresUserStateSQL.addTotals(totals, db)
-            try db.execute("COMMIT")
+            // The users whose state this batch changed (replays and failed bodies change nothing),
+            // told to the other replicas by the commit itself.
+            let changed = ordered.lazy.filter { if case .success(let r) = $0.result { !r.replayed } else { false } }.map(\.userId)
+            // One round trip: the notifications and the COMMIT in one simple query.
+            try db.execute(notifier.notifyingSQL(notifier.userPayloads(changed)) + "COMMIT")
         } catch {
             // A connection lost here may or may not have committed: nobody is acknowledged, and a
             // retry with the same event id answers the first outcome if it did.

@@ -1,3 +1,4 @@
+import Concurrency
 public import MicroHTTP
 public import SheetPolicy
 public import SheetStore
@@ -9,6 +10,14 @@ public final class SheetService: Sendable {
     public static let version = "0.1.0"
 
     let store: any SheetStore
+    /// The same store when several replicas share it (PostgreSQL): versions to check, a listener.
+    let shared: (any SharedSheetStore)?
+    /// Replica bookkeeping for /metrics (notifications heard, listener losses).
+    let replicaCounters = ReplicaCounters()
+    /// On a shared database: one round trip checks the cached decisions of every waiting request.
+    let versionBatcher: VersionBatcher?
+    /// On a shared database: decisions the batched check could not answer from the cache.
+    let decisionThreads: WorkerThreads?
     let tokens: TokenVerifier
     let metrics: HTTPMetrics
     let openAPIDocument: [UInt8]
@@ -41,6 +50,9 @@ public final class SheetService: Sendable {
         stateLimits: UserStateLimits = UserStateLimits(), clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
         self.store = store
+        self.shared = store as? any SharedSheetStore
+        self.versionBatcher = shared.map { VersionBatcher(store: $0) }
+        self.decisionThreads = shared == nil ? nil : WorkerThreads(count: 2)
         self.clock = clock
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         self.stateLimits = stateLimits
@@ -48,6 +60,15 @@ public final class SheetService: Sendable {
         self.tokens = tokens
         self.metrics = metrics
         self.openAPIDocument = openAPIDocument
+        // Read before the catalog: the snapshot is then at least as new as this version.
+        let sharedCatalogVersion = try shared?.catalogVersion()
+        self.catalogSnapshot = CatalogSnapshot(try Self.storedCatalog(store))
+        if let sharedCatalogVersion { catalogSnapshot.sharedVersion = sharedCatalogVersion }
+        shared?.listen { [weak self] change in self?.apply(change) }
+    }
+
+    /// The catalog as stored (what start-up and a replica's reload read).
+    static func storedCatalog(_ store: any SheetStore) throws -> Catalog {
         var catalog = Catalog()
         for stored in try store.catalog() {
             let object = try RequestBody.object(Array(stored.json.utf8), subject: "the stored sheet '\(stored.id)'")
@@ -55,11 +76,17 @@ public final class SheetService: Sendable {
         }
         // The campaign settings travel with the catalog snapshot (a change bumps its version).
         catalog.settings = try store.settings()
-        self.catalogSnapshot = CatalogSnapshot(catalog)
+        return catalog
     }
 
-    /// The current catalog.
-    public var catalog: Catalog { catalogSnapshot.current }
+    /// The current catalog. On a shared database it is first checked against the database's catalog
+    /// version (one small read; reloaded when another replica changed it), so every route serves a
+    /// catalog change made on any replica from the next request after its acknowledgement. While the
+    /// database does not answer, the last catalog read.
+    public var catalog: Catalog {
+        if shared != nil { try? refreshCatalogIfChanged() }
+        return catalogSnapshot.current
+    }
 
     /// Decision streams open now.
     public var openStreamCount: Int { streams.openCount }

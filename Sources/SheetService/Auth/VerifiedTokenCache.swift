@@ -11,6 +11,11 @@ import Concurrency
 /// a valid NumericDate) are stored, so invalid tokens cannot fill it. The admin token is never
 /// stored (it keeps its constant-time digest comparison).
 ///
+/// Across replicas (a shared PostgreSQL database) it needs no invalidation: an entry depends on the
+/// token's bytes and this process's secret only, never on anything stored, so no write on another
+/// replica can make it wrong; user erasure does not revoke tokens on one replica either. A new
+/// secret means a restart, which starts empty.
+///
 /// Bound: a `GenerationalCache` of 64 shards of two generations of at most `generationCapacity`
 /// tokens (65 536 tokens in all by default); often-used tokens survive a new generation.
 final class VerifiedTokenCache: Sendable {

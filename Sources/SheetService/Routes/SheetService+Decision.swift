@@ -1,18 +1,24 @@
+import Concurrency
 import Crypto
 import JSONKit
 import MicroHTTP
 import SheetPolicy
 import SheetStore
 import SheetWire
+import Synchronization
 
 /// The decision, the support view of a user's state, and erasing it.
 extension SheetService {
     func decision(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
         let context = try DecisionQuery.context(from: request)
+        let wait = PreferWait.seconds(request.header("Prefer"))
+        if wait == nil, let batched = batchedDecision(userId: userId, context: context, condition: request.header("If-None-Match")) {
+            return batched
+        }
         let answer = try currentAnswer(userId: userId, context: context).answer
         if let condition = request.header("If-None-Match"), EntityTag.matches(condition, answer.etag) {
-            if let wait = PreferWait.seconds(request.header("Prefer")) {
+            if let wait {
                 return longPoll(userId: userId, context: context, answer: answer, waitSeconds: wait)
             }
             return Self.notModified(answer)
@@ -20,9 +26,46 @@ extension SheetService {
         return Self.decisionResponse(answer)
     }
 
+    /// On a shared database with this decision cached: the answer once a batched version check (one
+    /// round trip shared by every request waiting) says the cached answer is current; otherwise the
+    /// one-request path, on a decision thread. Nil: not cached, or not a shared database.
+    private func batchedDecision(userId: String, context: ClientContext, condition: String?) -> HTTPResponse? {
+        guard let versionBatcher, let decisionThreads,
+            let known = decisions.storeVersion(userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion)
+        else { return nil }
+        return .deferred { [self] promise in
+            versionBatcher.check(userId) { [self] result in
+                @Sendable func respond(_ answer: DecisionCache.Answer) -> HTTPResponse {
+                    if let condition, EntityTag.matches(condition, answer.etag) { return Self.notModified(answer) }
+                    return Self.decisionResponse(answer)
+                }
+                switch result {
+                case .success(let versions)
+                where versions.user == known && versions.catalog == catalogSnapshot.sharedVersion:
+                    if let hit = decisions.lookup(
+                        userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion, storeVersion: versions.user,
+                        now: clock)
+                    {
+                        return promise.succeed(respond(hit.answer))
+                    }
+                    fallthrough
+                case .success:
+                    // Changed since cached (or the entry went): read the state, off the batcher's thread.
+                    decisionThreads.run { [self] in
+                        promise.complete { () throws(Problem) in respond(try currentAnswer(userId: userId, context: context).answer) }
+                    }
+                case .failure(let error):
+                    databaseErrors.add(1, ordering: .relaxed)
+                    promise.fail(Problems.storage(error))
+                }
+            }
+        }
+    }
+
     /// The decision for this user and context: from the cache, or computed from the stored state at the
     /// service's clock (and cached until its next time boundary).
     func currentAnswer(userId: String, context: ClientContext) throws(Problem) -> DecisionCache.Fresh {
+        if let shared { return try sharedAnswer(shared, userId: userId, context: context) }
         if let cached = decisions.lookup(
             userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion, now: clock)
         {
@@ -31,16 +74,33 @@ extension SheetService {
         let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
         let epoch = decisions.epoch(of: userId)  // before the state is read
         let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
+        return remember(
+            userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: nil,
+            decision: decide(catalog: catalog, state: state, context: context))
+    }
+
+    /// The decision's JSON for this catalog, state and context at the service's clock, with its next
+    /// time boundary (both store paths compute it here).
+    func decide(catalog: Catalog, state: UserState, context: ClientContext) -> (body: [UInt8], validUntil: Timestamp?) {
         let decision = SheetPolicy.decide(catalog: catalog, state: state, context: context, now: clock())
-        let body = decision.jsonBytes()
-        // Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
-        // (Array(...) here, where the slice type is known: the generic overload walks it through witnesses.)
-        let answer = decisions.answer(userId: userId, body: body) { "\"" + Hex.encode(Array(SHA256.hash($0).prefix(16))) + "\"" }
+        return (decision.jsonBytes(), decision.validUntil)
+    }
+
+    /// Interns and caches a computed decision (until its time boundary) and returns it.
+    func remember(
+        userId: String, context: ClientContext, catalogVersion: Int, epoch: Int, storeVersion: Int64?,
+        decision: (body: [UInt8], validUntil: Timestamp?)
+    ) -> DecisionCache.Fresh {
+        let answer = decisions.answer(userId: userId, body: decision.body, etag: Self.entityTag)
         decisions.insert(
-            userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, answer: answer,
-            validUntil: decision.validUntil)
+            userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: storeVersion,
+            answer: answer, validUntil: decision.validUntil)
         return DecisionCache.Fresh(answer: answer, validUntil: decision.validUntil)
     }
+
+    /// Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
+    /// (Array(...) here, where the slice type is known: the generic overload walks it through witnesses.)
+    static func entityTag(_ body: [UInt8]) -> String { "\"" + Hex.encode(Array(SHA256.hash(body).prefix(16))) + "\"" }
 
     /// The 200 answer of the decision route.
     static func decisionResponse(_ answer: DecisionCache.Answer, extraHeaders: [(String, String)] = []) -> HTTPResponse {

@@ -33,9 +33,28 @@ extension SheetService {
                 "Checkpoints by the writer that let the WAL start over.", "\(writes.walRestarts)")
             + Self.family("sheetd_streams_open", "gauge", "Open decision streams (Server-Sent Events).", "\(streams.openCount)")
             + Self.family("sheetd_long_polls_waiting", "gauge", "Decision requests held by Prefer: wait.", "\(longPolls.count)")
-            + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalog.sheets.count)")
-            + sheetCounters.render(catalog: catalog)
+            + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalogSnapshot.current.sheets.count)")
+            + sheetCounters.render(catalog: catalogSnapshot.current)
+            + replicaMetrics()
             + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(Self.version)\"}")
+    }
+
+    /// The replica families, on a shared database only.
+    private func replicaMetrics() -> String {
+        guard shared != nil else { return "" }
+        let c = replicaCounters
+        return Self.family(
+            "sheetd_replica_notifications_total", "counter", "Change notifications heard from other replicas.",
+            "\(c.notifications.load(ordering: .relaxed))")
+            + Self.family(
+                "sheetd_replica_listener_up", "gauge", "1 while the LISTEN connection to the database listens.",
+                c.listenerConnected.load(ordering: .relaxed) ? "1" : "0")
+            + Self.family(
+                "sheetd_replica_listener_losses_total", "counter", "Times the LISTEN connection was lost (caches flushed each time).",
+                "\(c.listenerLosses.load(ordering: .relaxed))")
+            + Self.family(
+                "sheetd_replica_catalog_reloads_total", "counter", "Catalog reloads after another replica changed it.",
+                "\(c.catalogReloads.load(ordering: .relaxed))")
     }
 
     /// One Prometheus metric family with a single sample, in the text exposition format.

@@ -1,11 +1,11 @@
-import Dispatch
+import Concurrency
 import Synchronization
 
-/// Something that follows one user's decision: told (on the feed's queue) whenever that decision may
+/// Something that follows one user's decision: told (on the feed's threads) whenever that decision may
 /// have changed, it recomputes and acts when it really did (a stream sends an event, a long-poll answers).
 protocol DecisionWatcher: AnyObject, Sendable {
     var userId: String { get }
-    /// Recompute and act. Runs on the feed's concurrent queue, possibly beside another `recheck` of the
+    /// Recompute and act. Runs on one of the feed's threads, possibly beside another `recheck` of the
     /// same watcher: implementations serialize themselves.
     func recheck()
 }
@@ -14,10 +14,13 @@ protocol DecisionWatcher: AnyObject, Sendable {
 /// the watchers of the affected decisions (streams and long-polls). The decision cache is kept exact by
 /// the write path itself (`DecisionCache.invalidate`), before the feed is told.
 ///
-/// In-process: writes reach it from the store's writer thread after their commit, catalog changes from
-/// the admin routes. The work itself runs on a concurrent queue, so the writer only enqueues. Rechecks of
-/// one watcher coalesce: a burst of writes of one user costs one recomputation per watcher when the queue
-/// is busy.
+/// Writes of this process reach it from the store's writer thread after their commit, catalog changes
+/// from the admin routes. On a shared database (PostgreSQL) the writes and catalog changes of the other
+/// replicas reach it from the store's listener (LISTEN/NOTIFY, see `SheetService+Replicas`). The work
+/// itself runs on a small fixed pool of threads (`recheckThreads`), so the writer only enqueues, and a
+/// burst of rechecks that block on the database neither grows the thread count nor opens a reader
+/// connection per new thread. Rechecks of one watcher coalesce: a burst of writes of one user costs one
+/// recomputation per watcher when the pool is busy.
 final class ChangeFeed: Sendable {
     private final class Shard: Sendable {
         let watchers = Mutex<[String: [ObjectIdentifier: any DecisionWatcher]]>([:])
@@ -25,7 +28,9 @@ final class ChangeFeed: Sendable {
 
     private static let shardCount = 16
     private let shards: [Shard] = (0..<ChangeFeed.shardCount).map { _ in Shard() }
-    private let queue = DispatchQueue(label: "sheetd.change-feed", attributes: .concurrent)
+    /// Threads running rechecks (each may read the store: one reader connection per thread at most).
+    static let recheckThreads = 4
+    private let pool = WorkerThreads(count: ChangeFeed.recheckThreads)
     /// Watchers with a recheck queued and not started yet (coalescing).
     private let queued = Mutex<Set<ObjectIdentifier>>([])
 
@@ -63,7 +68,7 @@ final class ChangeFeed: Sendable {
     func schedule(_ watcher: any DecisionWatcher) {
         let id = ObjectIdentifier(watcher)
         guard queued.withLock({ $0.insert(id).inserted }) else { return }
-        queue.async { [self] in
+        pool.run { [self] in
             _ = queued.withLock { $0.remove(id) }
             watcher.recheck()
         }

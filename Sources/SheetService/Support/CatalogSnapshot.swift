@@ -16,6 +16,9 @@ final class CatalogSnapshot: Sendable {
 
     private let locked: Mutex<Catalog>
     private let version = Atomic<Int>(0)
+    /// On a shared database: the `catalog_version` this snapshot is at least as new as (it was read
+    /// before the catalog was); -1 when unknown (forces a reload). Unused on SQLite.
+    private let shared = Atomic<Int64>(-1)
     private let copies = ThreadLocal { ThreadCopy() }
 
     init(_ catalog: Catalog) {
@@ -37,6 +40,12 @@ final class CatalogSnapshot: Sendable {
         copy.catalog = catalog
         copy.version = v
         return (catalog, v)
+    }
+
+    /// The shared database's catalog version the snapshot reflects (-1: unknown, reload).
+    var sharedVersion: Int64 {
+        get { shared.load(ordering: .acquiring) }
+        set { shared.store(newValue, ordering: .releasing) }
     }
 
     /// Changes the catalog (same shape as `Mutex.withLock`, so writers read as before).

@@ -1,5 +1,6 @@
 import Concurrency
 import SheetPolicy
+import Synchronization
 
 /// A bounded cache of decision answers (body and ETag), kept exact by the write path.
 ///
@@ -14,6 +15,12 @@ import SheetPolicy
 ///   that follows it makes e0 stale, and the entry is never used after the bump.
 /// Epochs live in a fixed table of atomics indexed by a hash of the user id: users sharing a slot
 /// only invalidate each other more often than needed.
+///
+/// Across replicas (a shared PostgreSQL database) epochs are not enough: another process commits
+/// without touching them. There an entry also keeps the user's *store version* (`SharedVersions.user`)
+/// read in the same snapshot as the state, and is used only when the version the database reports
+/// for this request is the same (see `SheetService.currentAnswer`). `flushAll` (a lost listener)
+/// makes every entry stale at once.
 ///
 /// Bound: a `GenerationalCache` of 64 shards of two generations of at most `generationCapacity`
 /// users (65 536 users in all by default, `SHEETD_DECISION_CACHE`), at most `contextsPerUser` client
@@ -51,6 +58,9 @@ final class DecisionCache: Sendable {
     /// contexts after it, at most `contextsPerUser` in all.
     struct UserEntry: Sendable {
         let epoch: Int
+        /// The shared database's version of the user's state this entry was computed from (nil: a
+        /// store only this process writes).
+        let storeVersion: Int64?
         var latest: Item
         var older: [Item] = []
     }
@@ -59,6 +69,8 @@ final class DecisionCache: Sendable {
     static let shardCount = 64
     let contextsPerUser = 4
     private let epochs = AtomicCounters(count: DecisionCache.slotCount)
+    /// Bumped by `flushAll`: part of every epoch, so one add makes every entry stale.
+    private let flushes = Atomic<Int>(0)
     private let users: GenerationalCache<String, UserEntry>
     /// Interned answers by the hash of their body (bytes compared on every hit), in the shard of the
     /// user who asked.
@@ -88,8 +100,18 @@ final class DecisionCache: Sendable {
     var count: Int { users.count }
 
     /// The user's epoch; read it *before* reading the user's state for `insert`.
-    func epoch(of userId: String) -> Int {
-        epochs.load(slot(userId.hashValue), ordering: .synchronizing)
+    func epoch(of userId: String) -> Int { currentEpoch(userId.hashValue) }
+
+    /// The slot's counter plus the flush count in the high bits: both only grow, so the sum moves
+    /// whenever either does.
+    @inline(__always) private func currentEpoch(_ hash: Int) -> Int {
+        epochs.load(slot(hash), ordering: .synchronizing) &+ flushes.load(ordering: .sequentiallyConsistent) &<< 40
+    }
+
+    /// Marks every cached answer stale (the listener of a shared database was lost: changes may
+    /// have been missed).
+    func flushAll() {
+        flushes.add(1, ordering: .sequentiallyConsistent)
     }
 
     /// Marks every cached answer of `userId` stale. Call after the write committed (or failed),
@@ -98,13 +120,16 @@ final class DecisionCache: Sendable {
         epochs.add(1, at: slot(userId.hashValue), ordering: .synchronizing)
     }
 
-    /// The cached answer, unless stale: another epoch, another catalog version, or past its time
-    /// boundary (`now` is read only for an entry that has one).
-    func lookup(userId: String, context: ClientContext, catalogVersion: Int, now: () -> Timestamp) -> Fresh? {
+    /// The cached answer for this context and catalog when it is current: its epoch is, it was
+    /// computed from the store version `storeVersion` (nil for a store only this process writes), and
+    /// its time boundary has not come (`now` is read only for an entry that has one).
+    func lookup(
+        userId: String, context: ClientContext, catalogVersion: Int, storeVersion: Int64? = nil, now: () -> Timestamp
+    ) -> Fresh? {
         guard enabled else { return nil }
         let hash = userId.hashValue
         return users.withValue(for: userId, hash: hash) { entry -> Fresh? in
-            guard entry.epoch == epochs.load(slot(hash), ordering: .synchronizing) else { return nil }
+            guard entry.epoch == currentEpoch(hash), entry.storeVersion == storeVersion else { return nil }
             func fresh(_ item: borrowing Item) -> Fresh? {
                 if let until = item.validUntil, now() >= until { return nil }
                 return Fresh(answer: item.answer, validUntil: item.validUntil)
@@ -130,18 +155,34 @@ final class DecisionCache: Sendable {
         return made
     }
 
+    /// The store version of the cached answer for this context and catalog, when its epoch is current:
+    /// the version a shared database is asked to compare before it sends the state (nil: no entry).
+    func storeVersion(userId: String, context: ClientContext, catalogVersion: Int) -> Int64? {
+        guard enabled else { return nil }
+        let hash = userId.hashValue
+        return users.withValue(for: userId, hash: hash) { entry -> Int64? in
+            guard entry.epoch == currentEpoch(hash) else { return nil }
+            if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return entry.storeVersion }
+            for item in entry.older where item.catalogVersion == catalogVersion && item.context == context { return entry.storeVersion }
+            return nil
+        }
+    }
+
     /// Remembers `answer` (from `answer(userId:body:etag:)`), computed from a state read after
-    /// `epoch` was loaded.
+    /// `epoch` was loaded (at store version `storeVersion` on a shared database).
     /// `validUntil`: the decision's next time boundary, past which the entry is not served.
     func insert(
-        userId: String, context: ClientContext, catalogVersion: Int, epoch: Int, answer: Answer, validUntil: Timestamp? = nil
+        userId: String, context: ClientContext, catalogVersion: Int, epoch: Int, storeVersion: Int64? = nil, answer: Answer,
+        validUntil: Timestamp? = nil
     ) {
         let hash = userId.hashValue
-        guard enabled, epoch == epochs.load(slot(hash), ordering: .synchronizing) else { return }  // off, or already stale
+        guard enabled, epoch == currentEpoch(hash) else { return }  // off, or already stale
         let item = Item(catalogVersion: catalogVersion, context: context, answer: answer, validUntil: validUntil)
         let perUser = contextsPerUser
         users.update(userId, hash: hash) { old in
-            guard var entry = old, entry.epoch == epoch else { return UserEntry(epoch: epoch, latest: item) }
+            guard var entry = old, entry.epoch == epoch, entry.storeVersion == storeVersion else {
+                return UserEntry(epoch: epoch, storeVersion: storeVersion, latest: item)
+            }
             var items = [entry.latest] + entry.older
             items.removeAll { $0.context == context }
             while items.count >= perUser { items.removeLast() }

@@ -1,0 +1,166 @@
+internal import CLibPQ
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One notification (`NOTIFY channel, 'payload'`) as libpq delivered it.
+public struct PostgresNotification: Sendable, Equatable {
+    public var channel: String
+    public var payload: String
+    /// The notifying session's backend process id.
+    public var senderPID: Int32
+}
+
+extension PostgresConnection {
+    /// Waits up to `timeoutMilliseconds` for input on the connection's socket, reads what arrived and
+    /// returns the notifications it carried (possibly none: input may be other protocol messages).
+    ///
+    /// - Throws: `connectionLost` when the socket failed or the server closed the session.
+    public func waitForNotifications(timeoutMilliseconds: Int32) throws(PostgresError) -> [PostgresNotification] {
+        guard let handle else { throw PostgresError(sqlstate: "", message: "the connection is closed", connectionLost: true) }
+        var pending = drainNotifications(handle)
+        if !pending.isEmpty { return pending }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { throw lost(handle) }
+        let ready = poll(&descriptor, 1, timeoutMilliseconds)
+        if ready < 0 && errno != EINTR { throw lost(handle) }
+        if ready > 0 {
+            // > PQconsumeInput normally returns 1 indicating "no error", but returns 0 if there was some
+            // > kind of trouble. (A closed socket is trouble: the server ended the session.)
+            if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK { throw lost(handle) }
+        }
+        pending = drainNotifications(handle)
+        return pending
+    }
+
+    /// Every notification libpq has buffered (after any command on this connection too).
+    private func drainNotifications(_ handle: OpaquePointer) -> [PostgresNotification] {
+        var out: [PostgresNotification] = []
+        while let note = PQnotifies(handle) {
+            out.append(
+                PostgresNotification(
+                    channel: String(cString: note.pointee.relname), payload: String(cString: note.pointee.extra),
+                    senderPID: note.pointee.be_pid))
+            PQfreemem(note)
+        }
+        return out
+    }
+
+    private func lost(_ handle: OpaquePointer) -> PostgresError {
+        var message = String(cString: PQerrorMessage(handle))
+        while let last = message.last, last.isWhitespace { message.removeLast() }
+        return PostgresError(sqlstate: "", message: message.isEmpty ? "the listener connection was lost" : message, connectionLost: true)
+    }
+}
+
+/// The one LISTEN connection of a process: a thread that keeps a session listening on one channel,
+/// hands every notification to `handler`, and notices a lost session.
+///
+/// Loss is noticed at once when the server closes the session (restart, `pg_terminate_backend`): the
+/// socket reads EOF. A silent network loss is noticed by the keepalive (`SELECT 1` after a second
+/// without input) under libpq's TCP keepalives and `tcp_user_timeout` (10 s). After a loss the
+/// listener connects again (backoff 10 ms doubling to 1 s) and LISTENs again; notifications sent in
+/// between are lost, which `handler` is told twice: `.lost` when the session went, `.listening` once
+/// it listens again (a handler flushes its caches on both).
+public final class PostgresListener: Sendable {
+    public enum Event: Sendable, Equatable {
+        /// The session listens (first time, or again after a loss).
+        case listening
+        /// The session was lost; nothing is heard until `.listening`.
+        case lost
+        case notification(PostgresNotification)
+    }
+
+    private let url: String
+    private let channel: String
+    private let handler: @Sendable (Event) -> Void
+    private let stopped = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(false)
+    /// The listening session's backend pid (0 while not connected), for tests that end it.
+    private let pid = Atomic<Int32>(0)
+
+    /// libpq keywords for a session that must notice a dead peer without traffic of its own.
+    static let keepaliveParameters: [(String, String)] = [
+        ("keepalives", "1"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3"),
+        ("tcp_user_timeout", "10000"), ("application_name", "sheetd-listener"),
+    ]
+
+    /// `channel` is quoted as an identifier for LISTEN (any text works).
+    public init(url: String, channel: String, handler: @escaping @Sendable (Event) -> Void) {
+        self.url = url
+        self.channel = channel
+        self.handler = handler
+    }
+
+    /// The backend pid of the listening session, 0 while it is not connected.
+    public var backendPID: Int32 { pid.load(ordering: .acquiring) }
+
+    /// Runs the listener on the calling thread until `stop()`. Call it on a thread of its own.
+    public func run() {
+        running.store(true, ordering: .releasing)
+        defer { running.store(false, ordering: .releasing) }
+        var backoffMilliseconds = 10
+        var quoted = "\""
+        for character in channel { quoted += character == "\"" ? "\"\"" : String(character) }
+        quoted += "\""
+        while !stopped.load(ordering: .acquiring) {
+            let connection: PostgresConnection
+            do {
+                connection = try PostgresConnection(url: url, parameters: Self.keepaliveParameters)
+                try connection.execute("LISTEN \(quoted)")
+            } catch {
+                sleepMilliseconds(backoffMilliseconds)
+                backoffMilliseconds = min(1000, backoffMilliseconds * 2)
+                continue
+            }
+            backoffMilliseconds = 10
+            pid.store(connection.backendPID, ordering: .releasing)
+            handler(.listening)
+            listen(on: connection)
+            pid.store(0, ordering: .releasing)
+            connection.close()
+            if !stopped.load(ordering: .acquiring) { handler(.lost) }
+        }
+    }
+
+    /// Until the session is lost or the listener stopped.
+    private func listen(on connection: PostgresConnection) {
+        var idleMilliseconds = 0
+        while !stopped.load(ordering: .acquiring) {
+            do {
+                // A short wait, so that `stop()` is noticed within a quarter second.
+                let notes = try connection.waitForNotifications(timeoutMilliseconds: 250)
+                if notes.isEmpty {
+                    idleMilliseconds += 250
+                    if idleMilliseconds >= 1000 {
+                        idleMilliseconds = 0
+                        // Keepalive: a round trip proves the session; notifications that arrive with
+                        // its answer are buffered by libpq and drained on the next wait.
+                        try connection.execute("SELECT 1")
+                    }
+                    continue
+                }
+                idleMilliseconds = 0
+                for note in notes { handler(.notification(note)) }
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// Asks `run()` to return (within about 250 ms); waits for it up to 2 s.
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        var waited = 0
+        while running.load(ordering: .acquiring) && waited < 2000 {
+            sleepMilliseconds(5)
+            waited += 5
+        }
+    }
+}
+
+func sleepMilliseconds(_ milliseconds: Int) { usleep(UInt32(milliseconds * 1000)) }

@@ -1,0 +1,43 @@
+public import SheetPolicy
+
+/// The versions a shared database keeps so that each replica can tell, with one cheap read, whether
+/// what it holds in memory is current.
+public struct SharedVersions: Sendable, Equatable {
+    /// The user's version: a new value from one sequence with every committed event and erase of the
+    /// user (never reused); 0 while nothing is stored for the user.
+    public var user: Int64
+    /// The catalog's version: bumped by every committed catalog (or settings) write.
+    public var catalog: Int64
+
+    public init(user: Int64, catalog: Int64) {
+        self.user = user
+        self.catalog = catalog
+    }
+}
+
+/// A change committed by another process on the shared database, as its listener reports it.
+public enum SharedChange: Sendable, Equatable {
+    /// These users' states changed (events, erases).
+    case users([String])
+    /// The catalog (or the settings stored with it) changed.
+    case catalog
+    /// The listener connection was lost or made again: notifications may have been missed meanwhile.
+    case listenerReset(connected: Bool)
+}
+
+/// A store that several processes (replicas) share: every read or write of one process must be seen
+/// by the others. It tells them what changed (a listener, for pushing) and lets them check versions
+/// (for exact caches: a notification may still be in flight when a request arrives).
+public protocol SharedSheetStore: SheetStore {
+    /// The user's and the catalog's versions now, and the user's state unless the user's version equals
+    /// `unlessUserVersion` (then `state` is nil): one round trip, one snapshot.
+    func userState(userId: String, unlessUserVersion: Int64?) throws(StoreError) -> (versions: SharedVersions, state: UserState?)
+    /// The catalog's version now (one round trip).
+    func catalogVersion() throws(StoreError) -> Int64
+    /// The versions of many users (in the order given) and the catalog's, in one statement: one
+    /// round trip checks every cached answer that requests are waiting on.
+    func versions(userIds: [String]) throws(StoreError) -> (users: [Int64], catalog: Int64)
+    /// Starts the store's one listener; `handler` runs on the listener's thread, one call at a time.
+    /// Changes committed by this store (this process) are not reported. Stopped by `close()`.
+    func listen(_ handler: @escaping @Sendable (SharedChange) -> Void)
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# make replicas-test: two sheetd replicas on one throwaway PostgreSQL behind HAProxy (round robin,
+# health check on /readyz), everything on 127.0.0.1 free ports, then:
+#   1. the smoke walk (scripts/smoke.sh) through the balancer;
+#   2. 10 000 write-then-read pairs, the write on one replica and the read at once on the other: 0 stale;
+#   3. catalog changes on one replica served by the other on the next request;
+#   4. kill -9 of one replica under load, clients retrying through the balancer with the same eventId:
+#      all succeed, 0 acknowledged events lost (checked in the database);
+#   5. PostgreSQL stopped and started under load: 503s while down, recovery within 2 s, 0 lost.
+# Ends with "replicas-test: N passed, M failed" and exits non-zero on any failure.
+#
+#   scripts/replicas-test.sh [BINARY]      (default .build/debug/sheetd, built when missing)
+#   REPLICAS_PAIRS=10000                   write-then-read pairs
+set -uo pipefail
+cd "$(dirname "$0")/.."
+binary=${1:-.build/debug/sheetd}
+pairs=${REPLICAS_PAIRS:-10000}
+
+# HAProxy and psql (Debian haproxy, postgresql-client), installed when missing as the Makefile's deps do.
+missing=""
+command -v haproxy >/dev/null || missing="$missing haproxy"
+command -v psql >/dev/null || missing="$missing postgresql-client"
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing:$missing"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $missing >/dev/null || exit 1
+  else
+    echo "replicas-test: missing Debian packages:$missing (run as root, or: sudo apt-get install$missing)"; exit 1
+  fi
+fi
+[ -x "$binary" ] || swift build || exit 1
+
+work=$(mktemp -d /tmp/sheetd-replicas.XXXXXX)
+pgdir=$(mktemp -d /tmp/sheetd-pg.XXXXXX)
+pids=()
+passed=0
+failed=0
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  scripts/postgres.sh stop "$pgdir" 2>/dev/null || true
+  if [ "$failed" = 0 ]; then rm -rf "$work"; else echo "logs kept in $work"; fi
+}
+trap cleanup EXIT
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+finish() {
+  echo "replicas-test: $passed passed, $failed failed${summary:+ ($summary)}"
+  [ "$failed" = 0 ]
+  exit $?
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+export SHEETD_ADMIN_TOKEN="replicas-admin-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+export SHEETD_JWT_SECRET="replicas-secret-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+
+
+url=$(scripts/postgres.sh start "$pgdir" 2>/dev/null) || { bad "PostgreSQL did not start"; finish; }
+ok "PostgreSQL on $(cat "$pgdir/port")"
+
+port1=$(free_port)
+port2=$(free_port)
+portb=$(free_port)
+# Starts replica N on its port; its pid in rpid[N]. Only the first loads the example catalog.
+declare -A rpid
+start_replica() {
+  local n=$1 port=$2 extra=()
+  [ "$n" = 1 ] && extra=(--catalog examples/catalog.json)
+  "$binary" serve --port "$port" --threads 4 --db "$url" "${extra[@]}" >>"$work/replica$n.log" 2>&1 &
+  rpid[$n]=$!
+  disown "$!"  # no "Killed" job report when phase 4 kills it
+  pids+=("$!")
+  for _ in $(seq 1 100); do
+    curl -fs --max-time 1 "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "${rpid[$n]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  return 1
+}
+start_replica 1 "$port1" || { bad "replica 1 did not start"; tail -5 "$work/replica1.log"; finish; }
+start_replica 2 "$port2" || { bad "replica 2 did not start"; tail -5 "$work/replica2.log"; finish; }
+ok "two replicas on ports $port1 and $port2"
+
+cat >"$work/haproxy.cfg" <<EOF
+global
+  maxconn 4096
+defaults
+  mode http
+  timeout connect 1s
+  timeout client 60s
+  timeout server 60s
+  retries 2
+  option redispatch
+frontend sheetd
+  bind 127.0.0.1:$portb
+  default_backend replicas
+backend replicas
+  balance roundrobin
+  option httpchk GET /readyz
+  http-check expect status 200
+  default-server inter 200ms fall 2 rise 1
+  server r1 127.0.0.1:$port1 check
+  server r2 127.0.0.1:$port2 check
+EOF
+haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+pids+=("$!")
+balancer="http://127.0.0.1:$portb"
+# Both servers up: two /readyz in a row through round robin.
+up=0
+for _ in $(seq 1 100); do
+  if curl -fs --max-time 1 "$balancer/readyz" >/dev/null 2>&1 && curl -fs --max-time 1 "$balancer/readyz" >/dev/null 2>&1; then up=1; break; fi
+  sleep 0.1
+done
+[ "$up" = 1 ] && ok "HAProxy on $portb (round robin, health check /readyz)" || { bad "HAProxy did not come up"; cat "$work/haproxy.log"; finish; }
+
+driver() { python3 scripts/replicas/driver.py "$@" --balancer "$balancer" --replica "http://127.0.0.1:$port1" --replica "http://127.0.0.1:$port2" --db "$url"; }
+results=""
+phase() {  # phase NAME ARGS...: runs a driver phase, keeps its RESULT line
+  local name=$1 out
+  shift
+  out=$(driver "$name" "$@" 2>&1)
+  local code=$?
+  echo "$out" | grep -v '^RESULT ' | sed 's/^/  /'
+  if [ $code = 0 ]; then
+    ok "$name"
+    results="$results $(echo "$out" | grep '^RESULT ' | cut -d' ' -f2-)"
+  else
+    bad "$name"
+  fi
+}
+
+# 1. The smoke walk through the balancer: its requests (the stream and the write that changes it
+#    included) alternate between the replicas. Its check of one process's own /metrics counters is
+#    skipped (SHEETD_SMOKE_BALANCED=1): no one replica saw the whole walk.
+SHEETD_SMOKE_BALANCED=1 scripts/smoke.sh "$balancer" >"$work/smoke.out" 2>&1
+counts=$(grep -E '^smoke: [0-9]+ passed, [0-9]+ failed' "$work/smoke.out" | tail -1)
+if [ -n "$counts" ] && [ "$(echo "$counts" | cut -d' ' -f4)" = 0 ]; then ok "smoke walk through the balancer ($counts)"; else bad "smoke walk through the balancer"; grep FAIL "$work/smoke.out"; fi
+
+# 2., 3.
+phase pairs --pairs "$pairs"
+phase catalog --rounds 20
+
+# 4. kill -9 of replica 2 under load; then it starts again (for the next phase).
+phase kill --kill-pid "${rpid[2]}" --clients 8 --before 2 --after 3
+wait "${rpid[2]}" 2>/dev/null || true  # reaped quietly
+start_replica 2 "$port2" && ok "replica 2 started again" || bad "replica 2 did not start again"
+sleep 0.5  # HAProxy's next health check (200 ms) sees it
+
+# 5. PostgreSQL stopped for 2 s under load, then started on the same port.
+phase pgrestart --clients 8 --before 1.5 --after 2 --down-seconds 2 \
+  --down "scripts/postgres.sh down $pgdir" --up "scripts/postgres.sh up $pgdir"
+
+# The replicas noticed the restart on their listener and are listening again.
+for p in "$port1" "$port2"; do
+  listening=0
+  for _ in $(seq 1 50); do
+    curl -fs "http://127.0.0.1:$p/metrics" 2>/dev/null | grep -q '^sheetd_replica_listener_up 1' && { listening=1; break; }
+    sleep 0.1
+  done
+  [ "$listening" = 1 ] && ok "replica on $p listens again after the restart" || bad "replica on $p does not listen after the restart"
+done
+
+summary=$(echo "$results" | xargs)
+finish

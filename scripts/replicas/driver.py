@@ -1,0 +1,463 @@
+#!/usr/bin/env python3
+"""Load and consistency checks for two sheetd replicas behind HAProxy on one PostgreSQL
+(scripts/replicas-test.sh starts everything and calls the phases; Python standard library only).
+
+Phases (each prints one `ok ...` or `FAIL ...` line and exits non-zero on failure):
+  pairs      N write-then-read pairs: the count PUT on one replica, the decision GET immediately on
+             the other; a decision that does not show the count just written is stale.
+  catalog    a sheet written on one replica is served by the other on the next request (the sheet
+             GET and a decision that presents it), then deleted there and gone on the first.
+  kill       event load through the balancer, one replica killed with SIGKILL meanwhile; clients
+             retry with the same eventId until acknowledged; every acknowledged event must be in
+             processed_events afterwards.
+  pgrestart  event load through the balancer while PostgreSQL is stopped and started again: 503
+             problem+json with Retry-After while it is down, the first acknowledged write within
+             2 s of it being back, every acknowledged event stored.
+  latency    write-to-event latency across replicas: streams open on one replica, count writes on
+             the other, the client timestamps the write's acknowledgement and the event's arrival.
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+SCREEN = "screen=home&tab=accounts&platform=ios"
+
+
+def split(url):
+    u = urllib.parse.urlsplit(url)
+    return u.hostname, u.port
+
+
+class Client:
+    """One keep-alive connection to one base URL, reconnecting after any error."""
+
+    def __init__(self, base, token, timeout=10):
+        self.host, self.port = split(base)
+        self.token = token
+        self.timeout = timeout
+        self.conn = None
+
+    def request(self, method, path, body=None, headers=None):
+        h = {"Authorization": "Bearer " + self.token}
+        if body is not None:
+            body = json.dumps(body).encode()
+            h["Content-Type"] = "application/json"
+        if headers:
+            h.update(headers)
+        try:
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            self.conn.request(method, path, body=body, headers=h)
+            r = self.conn.getresponse()
+            data = r.read()
+            if r.getheader("Connection", "").lower() == "close":
+                self.close()
+            return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
+        except (OSError, http.client.HTTPException) as e:
+            self.close()
+            return 0, {}, str(e).encode()
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except OSError:
+                pass
+        self.conn = None
+
+
+def fail(msg):
+    print("FAIL " + msg, flush=True)
+    sys.exit(1)
+
+
+def percentile(values, p):
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
+
+
+def psql(args, sql):
+    out = subprocess.run(["psql", args.db, "-At", "-c", sql], capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        fail("psql: " + out.stderr.strip())
+    return out.stdout
+
+
+# --- pairs ---------------------------------------------------------------------------------------
+
+def phase_pairs(args):
+    run = "pairs-%d-%d" % (os.getpid(), int(time.time()))
+    total = args.pairs
+    threads = args.threads
+    stale = []
+    errors = []
+    lock = threading.Lock()
+    done = [0]
+
+    def worker(t):
+        replicas = [Client(u, args.token) for u in args.replica]
+        user = "%s-u%d" % (run, t)
+        n = 0
+        i = t
+        while i < total:
+            n += 1
+            w = i % 2
+            writer, reader = replicas[w], replicas[1 - w]
+            st, _, body = writer.request(
+                "PUT", "/v1/users/%s/containers/offers-home/count" % user, {"count": n, "eventId": "%s-%d" % (user, n)})
+            if st != 200:
+                with lock:
+                    errors.append("write %s #%d: %s %s" % (user, n, st, body[:200]))
+                return
+            st, _, body = reader.request("GET", "/v1/users/%s/decision?%s" % (user, SCREEN))
+            if st != 200:
+                with lock:
+                    errors.append("read %s #%d: %s %s" % (user, n, st, body[:200]))
+                return
+            expected = "'home-offers' has %d card" % n
+            if expected not in body.decode():
+                with lock:
+                    stale.append((user, n, args.replica[1 - w]))
+            with lock:
+                done[0] += 1
+            i += threads
+        for c in replicas:
+            c.close()
+
+    started = time.monotonic()
+    ts = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    elapsed = time.monotonic() - started
+    if errors:
+        fail("pairs: %d errors, first: %s" % (len(errors), errors[0]))
+    if stale:
+        fail("pairs: %d of %d decisions stale, first: user %s count %d read on %s" % (len(stale), done[0], *stale[0]))
+    if done[0] != total:
+        fail("pairs: only %d of %d pairs ran" % (done[0], total))
+    print("ok  pairs: %d write-then-read pairs across replicas, 0 stale (%.1f s, %d clients)" % (total, elapsed, threads), flush=True)
+    print("RESULT pairs=%d stale=0" % total)
+
+
+# --- catalog -------------------------------------------------------------------------------------
+
+def phase_catalog(args):
+    a, b = Client(args.replica[0], args.token), Client(args.replica[1], args.token)
+    run = "cat-%d" % os.getpid()
+    rounds = args.rounds
+    for r in range(rounds):
+        first, second = (a, b) if r % 2 == 0 else (b, a)
+        sheet = "%s-%d" % (run, r)
+        container = sheet + "-box"
+        user = sheet + "-user"
+        definition = {"kind": "cards", "screen": "catalog-check", "containerId": container, "priority": 1}
+        st, _, body = first.request("PUT", "/v1/sheets/" + sheet, definition)
+        if st not in (200, 201):
+            fail("catalog: PUT %s: %s %s" % (sheet, st, body[:200]))
+        st, _, body = second.request("GET", "/v1/sheets/" + sheet)
+        if st != 200:
+            fail("catalog: sheet %s written on one replica, GET on the other answered %s" % (sheet, st))
+        st, _, body = second.request(
+            "PUT", "/v1/users/%s/containers/%s/count" % (user, container), {"count": 2, "eventId": sheet})
+        if st != 200:
+            fail("catalog: count for the new sheet's container: %s %s" % (st, body[:200]))
+        st, _, body = first.request("GET", "/v1/users/%s/decision?screen=catalog-check&platform=ios" % user)
+        if st != 200 or ('"id":"%s"' % sheet) not in body.decode():
+            fail("catalog: decision on the first replica does not present %s: %s %s" % (sheet, st, body[:300]))
+        st, _, _ = second.request("DELETE", "/v1/sheets/" + sheet)
+        if st != 204:
+            fail("catalog: DELETE %s on the other replica: %s" % (sheet, st))
+        st, _, _ = first.request("GET", "/v1/sheets/" + sheet)
+        if st != 404:
+            fail("catalog: %s deleted on one replica, the other still answers %s" % (sheet, st))
+        st, _, body = first.request("GET", "/v1/users/%s/decision?screen=catalog-check&platform=ios" % user)
+        if st != 200 or ('"id":"%s"' % sheet) in body.decode():
+            fail("catalog: decision still presents the deleted %s: %s" % (sheet, st))
+        first.request("DELETE", "/v1/users/" + user)
+    print("ok  catalog: %d changes, each served by the other replica on the next request" % rounds, flush=True)
+    print("RESULT catalog=%d" % rounds)
+
+
+# --- event load with retries (kill, pgrestart) ---------------------------------------------------
+
+class Load:
+    """Clients sending count events through the balancer, each retried with the same eventId until
+    acknowledged (or the deadline): what a well-behaved app does."""
+
+    def __init__(self, args, run, clients):
+        self.args = args
+        self.run = run
+        self.clients = clients
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.acked = []  # (user, eventId)
+        self.unacked = []
+        self.statuses = {}
+        self.ack_times = []
+        self.problems_503 = 0
+        self.threads = [threading.Thread(target=self.client, args=(c,)) for c in range(clients)]
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+    def client(self, c):
+        api = Client(self.args.balancer, self.args.token, timeout=5)
+        user = "%s-c%d" % (self.run, c)
+        n = 0
+        while not self.stop.is_set():
+            n += 1
+            event = "%s-%d" % (user, n)
+            deadline = time.monotonic() + 30
+            while True:
+                st, headers, body = api.request(
+                    "PUT", "/v1/users/%s/containers/offers-home/count" % user, {"count": n, "eventId": event})
+                with self.lock:
+                    self.statuses[st] = self.statuses.get(st, 0) + 1
+                    if st == 503 and headers.get("content-type", "").startswith("application/problem+json") \
+                            and "retry-after" in headers:
+                        self.problems_503 += 1
+                if st == 200:
+                    with self.lock:
+                        self.acked.append((user, event))
+                        self.ack_times.append(time.monotonic())
+                    break
+                if time.monotonic() > deadline:
+                    with self.lock:
+                        self.unacked.append((user, event, st))
+                    return
+                time.sleep(0.02 + random.random() * 0.03)
+        api.close()
+
+
+def stored_pairs(args, run):
+    out = psql(args, "SELECT user_id, event_id FROM processed_events WHERE user_id LIKE '%s-%%'" % run)
+    pairs = set()
+    for line in out.splitlines():
+        if "|" in line:
+            u, e = line.split("|", 1)
+            pairs.add((u, e))
+    return pairs
+
+
+def lost_events(args, load):
+    pairs = stored_pairs(args, load.run)
+    return [(u, e) for (u, e) in load.acked if (u, "count/" + e) not in pairs]
+
+
+def phase_kill(args):
+    run = "kill-%d-%d" % (os.getpid(), int(time.time()))
+    load = Load(args, run, args.clients)
+    load.start()
+    time.sleep(args.before)
+    before = len(load.acked)
+    os.kill(args.kill_pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    time.sleep(args.after)
+    load.finish()
+    if load.unacked:
+        fail("kill: %d events never acknowledged within 30 s of retries, first %s" % (len(load.unacked), load.unacked[0]))
+    lost = lost_events(args, load)
+    if lost:
+        fail("kill: %d acknowledged events missing from the database, first %s" % (len(lost), lost[0]))
+    after = len([t for t in load.ack_times if t > killed_at])
+    print("ok  kill -9: %d events acknowledged (%d before the kill, %d after), all retried to success, 0 lost; statuses %s"
+          % (len(load.acked), before, after, load.statuses), flush=True)
+    print("RESULT kill_acked=%d lost=0" % len(load.acked))
+
+
+def phase_pgrestart(args):
+    run = "pgr-%d-%d" % (os.getpid(), int(time.time()))
+    load = Load(args, run, args.clients)
+    load.start()
+    time.sleep(args.before)
+    subprocess.run(args.down, shell=True, check=True)
+    down_at = time.monotonic()
+    # While it is down: a replica answers writes and /readyz with 503 problem+json and Retry-After.
+    time.sleep(0.5)
+    direct = Client(args.replica[0], args.token, timeout=5)
+    st, headers, body = direct.request("PUT", "/v1/users/%s-direct/containers/offers-home/count" % run, {"count": 1, "eventId": "d"})
+    ok_503 = st == 503 and headers.get("content-type", "").startswith("application/problem+json") and "retry-after" in headers
+    rst, _, _ = Client(args.replica[0], args.token).request("GET", "/readyz")
+    time.sleep(max(0, args.down_seconds - (time.monotonic() - down_at)))
+    subprocess.run(args.up, shell=True, check=True)
+    up_at = time.monotonic()
+    # The first acknowledgement after the database is back.
+    deadline = up_at + 10
+    recovered = None
+    while time.monotonic() < deadline:
+        with load.lock:
+            later = [t for t in load.ack_times if t > up_at]
+        if later:
+            recovered = min(later) - up_at
+            break
+        time.sleep(0.01)
+    time.sleep(args.after)
+    load.finish()
+    if not ok_503:
+        fail("pgrestart: a write while the database was down answered %s %s (want 503 problem+json with Retry-After)"
+             % (st, body[:200]))
+    if rst != 503:
+        fail("pgrestart: /readyz answered %s while the database was down" % rst)
+    if recovered is None:
+        fail("pgrestart: no write acknowledged within 10 s of the database coming back; statuses %s" % load.statuses)
+    if recovered > 2.0:
+        fail("pgrestart: the first write was acknowledged %.2f s after the database came back (limit 2 s)" % recovered)
+    if load.unacked:
+        fail("pgrestart: %d events never acknowledged, first %s" % (len(load.unacked), load.unacked[0]))
+    lost = lost_events(args, load)
+    if lost:
+        fail("pgrestart: %d acknowledged events missing from the database, first %s" % (len(lost), lost[0]))
+    fivexx = sum(v for k, v in load.statuses.items() if k >= 500 or k == 0)
+    print("ok  PostgreSQL restart: %d failed attempts while down (503 problem+json with Retry-After from sheetd, /readyz 503), "
+          "recovered %.2f s after it was back, %d events acknowledged, 0 lost; statuses %s"
+          % (fivexx, recovered, len(load.acked), load.statuses), flush=True)
+    print("RESULT pg_recovery_s=%.2f pg_acked=%d lost=0" % (recovered, len(load.acked)))
+
+
+# --- latency -------------------------------------------------------------------------------------
+
+def phase_latency(args):
+    """Streams for `users` users on replica B; one count write at a time on replica A (alternating
+    users); per write: t_ack (A's 200 read) and t_event (B's event for that user read)."""
+    run = "lat-%d-%d" % (os.getpid(), int(time.time()))
+    users = ["%s-u%d" % (run, i) for i in range(args.users)]
+    host, port = split(args.replica[1])
+    sel = selectors.DefaultSelector()
+    buffers = {}
+    arrivals = {}  # user -> list of arrival times
+    cond = threading.Condition()
+    socks = []
+    for u in users:
+        s = socket.create_connection((host, port))
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.sendall(("GET /v1/users/%s/decision/stream?%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                   "Accept: text/event-stream\r\n\r\n" % (u, SCREEN, args.token)).encode())
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, u)
+        buffers[u] = b""
+        arrivals[u] = []
+        socks.append(s)
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            for key, _ in sel.select(0.1):
+                now = time.monotonic()
+                try:
+                    data = key.fileobj.recv(65536)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    sel.unregister(key.fileobj)
+                    continue
+                u = key.data
+                buf = buffers[u] + data
+                n = buf.count(b"event: decision")
+                buffers[u] = buf[-64:]
+                if n:
+                    with cond:
+                        arrivals[u].extend([now] * n)
+                        cond.notify_all()
+
+    rt = threading.Thread(target=reader, daemon=True)
+    rt.start()
+    # Every stream's first event (the current decision) first.
+    deadline = time.monotonic() + 10
+    with cond:
+        while any(len(arrivals[u]) < 1 for u in users) and time.monotonic() < deadline:
+            cond.wait(0.1)
+        if any(len(arrivals[u]) < 1 for u in users):
+            fail("latency: not every stream opened")
+    writer = Client(args.replica[0], args.token)
+    ack_to_event, send_to_event = [], []
+    counts = {u: 0 for u in users}
+    missed = 0
+    end = time.monotonic() + args.seconds
+    i = 0
+    while i < args.writes and time.monotonic() < end:
+        u = users[i % len(users)]
+        counts[u] += 1
+        with cond:
+            have = len(arrivals[u])
+        sent = time.monotonic()
+        st, _, body = writer.request("PUT", "/v1/users/%s/containers/offers-home/count" % u,
+                                     {"count": counts[u], "eventId": "%s-%d" % (u, counts[u])})
+        acked = time.monotonic()
+        if st != 200:
+            fail("latency: write answered %s %s" % (st, body[:200]))
+        with cond:
+            wait_until = time.monotonic() + 2
+            while len(arrivals[u]) <= have and time.monotonic() < wait_until:
+                cond.wait(0.05)
+            if len(arrivals[u]) <= have:
+                missed += 1
+            else:
+                t = arrivals[u][have]
+                ack_to_event.append((t - acked) * 1000)
+                send_to_event.append((t - sent) * 1000)
+        i += 1
+        time.sleep(args.gap / 1000.0)
+    stop.set()
+    for s in socks:
+        s.close()
+    if missed:
+        fail("latency: %d of %d writes produced no event on the other replica within 2 s" % (missed, i))
+    n = len(ack_to_event)
+    print("ok  write-to-event across replicas: %d writes, %d streams; ack->event p50 %.2f ms p99 %.2f ms max %.2f ms; "
+          "send->event p50 %.2f ms p99 %.2f ms" % (
+              n, len(users), percentile(ack_to_event, 50), percentile(ack_to_event, 99), max(ack_to_event),
+              percentile(send_to_event, 50), percentile(send_to_event, 99)), flush=True)
+    print("RESULT latency_writes=%d streams=%d ack_event_p50_ms=%.2f ack_event_p99_ms=%.2f ack_event_max_ms=%.2f "
+          "send_event_p50_ms=%.2f send_event_p99_ms=%.2f" % (
+              n, len(users), percentile(ack_to_event, 50), percentile(ack_to_event, 99), max(ack_to_event),
+              percentile(send_to_event, 50), percentile(send_to_event, 99)))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("phase", choices=["pairs", "catalog", "kill", "pgrestart", "latency"])
+    p.add_argument("--balancer")
+    p.add_argument("--replica", action="append", default=[], help="base URL of a replica (twice)")
+    p.add_argument("--token", default=os.environ.get("SHEETD_ADMIN_TOKEN", ""))
+    p.add_argument("--db", help="PostgreSQL URL for the checks (psql)")
+    p.add_argument("--pairs", type=int, default=10000)
+    p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--rounds", type=int, default=20)
+    p.add_argument("--clients", type=int, default=8)
+    p.add_argument("--before", type=float, default=1.5)
+    p.add_argument("--after", type=float, default=3.0)
+    p.add_argument("--kill-pid", type=int)
+    p.add_argument("--down")
+    p.add_argument("--up")
+    p.add_argument("--down-seconds", type=float, default=2.0)
+    p.add_argument("--users", type=int, default=50)
+    p.add_argument("--writes", type=int, default=2000)
+    p.add_argument("--seconds", type=float, default=30)
+    p.add_argument("--gap", type=float, default=2.0, help="milliseconds between writes")
+    args = p.parse_args()
+    {"pairs": phase_pairs, "catalog": phase_catalog, "kill": phase_kill, "pgrestart": phase_pgrestart,
+     "latency": phase_latency}[args.phase](args)
+
+
+if __name__ == "__main__":
+    main()
