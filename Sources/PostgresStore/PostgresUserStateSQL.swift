@@ -66,7 +66,11 @@ enum PostgresUserStateSQL {
             case 2:
                 let raw = row.string(at: c + 2)
                 guard let mode = OpenMode(rawValue: raw) else { throw StoreError.failure("stack row with unknown mode \(raw)") }
-                stack.append((Int(row.double(at: c + 3)), StackEntry(sheetId: row.string(at: c + 1), mode: mode, replacedSheetId: row.optionalString(at: c + 4))))
+                stack.append(
+                    (
+                        Int(row.double(at: c + 3)),
+                        StackEntry(sheetId: row.string(at: c + 1), mode: mode, replacedSheetId: row.optionalString(at: c + 4))
+                    ))
             case 4:
                 let list = row.string(at: c + 2)
                 var times: [Timestamp] = []
