@@ -12,15 +12,16 @@ APT_PACKAGES += haproxy
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
-.PHONY: help deps build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick reliability container-test replicas-test clean
+.PHONY: help deps build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick bench-postgres reliability container-test replicas-test clean
 
 help:
 	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
 	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
 	@echo "make lint            swift format lint --strict with .swift-format (make format fixes)"
 	@echo "make browser-test    the /preview page in headless Chromium against a live server"
-	@echo "make bench           load benchmarks against C yardsticks, then 10 000 decision streams (writes BENCHMARKS.md)"
+	@echo "make bench           load benchmarks against C yardsticks (SQLite, then PostgreSQL), then 10 000 decision streams (writes BENCHMARKS.md)"
 	@echo "make bench-quick     a short benchmark round for development"
+	@echo "make bench-postgres  the PostgreSQL scenarios only (libpq yardstick, cache on/off, two replicas)"
 	@echo "make reliability     long fault, concurrency and hostile-input runs (writes RELIABILITY.md)"
 	@echo "make container-test  build and run the Docker image with podman"
 	@echo "make replicas-test   two replicas on PostgreSQL behind HAProxy: consistency, kill -9, database restart"
@@ -78,11 +79,17 @@ browser-test: deps
 
 bench: release
 	bench/run.sh
+	bench/postgres.sh
 	bench/streams.sh
 
 bench-quick: release
 	bench/run.sh --quick
+	bench/postgres.sh --quick
 	bench/streams.sh --quick
+
+# Only the PostgreSQL scenarios (a throwaway PostgreSQL, the libpq yardstick, two replicas): ~5 min.
+bench-postgres: release
+	bench/postgres.sh
 
 reliability: release
 	scripts/reliability.sh

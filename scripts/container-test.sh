@@ -17,7 +17,15 @@
 #     the image, size, production mode refusing a start without secrets, start on an empty volume
 #     (port published on 127.0.0.1 only, secrets from *_FILE), scripts/smoke.sh, the image's
 #     health check, state written through the API, SIGTERM stop (exit 0 within the grace period),
-#     a new container on the same volume (state still there, secrets from env this time).
+#     a new container on the same volume (state still there, secrets from env this time);
+#   - the PostgreSQL topology of docker/compose.postgres.yaml with podman-compose (Debian's
+#     package; podman's dnsname plugin resolves the service names): PostgreSQL with a volume, two
+#     replicas, HAProxy with the /readyz health check, secrets as files (SHEETD_DB_FILE and the
+#     rest); the images postgres:15 and haproxy:2.6 cannot be pulled here, so local stand-ins
+#     (docker/standins/) are built from Debian's packages and tagged with those names. Checked:
+#     scripts/smoke.sh through the balancer, both replicas served, a replica restarted under
+#     traffic (every request through the balancer answered 200, the replica back in rotation),
+#     the state intact, no password in any log or in /metrics.
 # The last line is "container-test: N passed, M failed"; the exit code is 0 only when M is 0.
 #
 # Knobs (environment):
@@ -80,6 +88,7 @@ WORK=$(mktemp -d /tmp/sheetd-container-test.XXXXXX)
 IMAGE="localhost/sheetd-test:$SUFFIX"
 VOLUME="sheetd-test-data-$SUFFIX"
 CONTAINERS=()          # names of the containers this run created
+COMPOSE_PROJECT=""     # the podman-compose project of the PostgreSQL topology, once started
 FINISHED=0
 
 cleanup() {
@@ -90,6 +99,7 @@ cleanup() {
     kill -TERM "$CHILD_PID" 2>/dev/null; wait "$CHILD_PID" 2>/dev/null
   fi
   if [[ -n ${CONTAINERS_CONF:-} ]]; then
+    [[ -n $COMPOSE_PROJECT ]] && compose down -v -t 5 >/dev/null 2>&1
     for c in "${CONTAINERS[@]}"; do quick 30 podman rm -f -v -t 2 "$c" >/dev/null 2>&1; done
     quick 30 podman volume rm -f "$VOLUME" >/dev/null 2>&1
     quick 30 podman rmi -f "$IMAGE" >/dev/null 2>&1
@@ -116,7 +126,8 @@ trap 'log "interrupted (deadline CT_TIMEOUT=${CT_TIMEOUT}s or signal)"; exit 143
 
 # ------------------------------------------------------------------------------ tools
 install_tools() {
-  local pkgs=(podman buildah runc slirp4netns uidmap mmdebstrap curl ca-certificates python3-venv binutils) missing=() p
+  local pkgs=(podman buildah runc slirp4netns uidmap mmdebstrap curl ca-certificates python3-venv binutils
+              podman-compose golang-github-containernetworking-plugin-dnsname) missing=() p
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
@@ -470,7 +481,90 @@ if start "$B" -e SHEETD_JWT_SECRET="$JWT" -e SHEETD_ADMIN_TOKEN="$ADMIN"; then
 else
   fail "container $B starts on the existing volume"
 fi
-T_RUN=$((SECONDS - T0))
+T_RUN=$((SECONDS - T0)); T0=$SECONDS
+
+# ------------------------------------------------------------------------------ PostgreSQL topology
+PG_SECRETS=$WORK/pg-secrets
+compose() {
+  SHEETD_IMAGE=$IMAGE SHEETD_SECRETS_DIR=$PG_SECRETS SHEETD_PUBLISH_PORT=$LB_PORT \
+    POSTGRES_IMAGE=localhost/postgres-standin:15 HAPROXY_IMAGE=localhost/haproxy-standin:2.6 \
+    quick 300 podman-compose -p "$COMPOSE_PROJECT" -f "$ROOT/docker/compose.postgres.yaml" "$@"
+}
+build_standins() {
+  local n
+  for n in postgres:15 haproxy:2.6; do
+    bounded 600 "$WORK/standin-${n%%:*}.log" podman build --pull=never --format docker --network=host \
+      -f "$ROOT/docker/standins/${n%%:*}.Containerfile" -t "localhost/${n%%:*}-standin:${n##*:}" "$ROOT/docker/standins" \
+      || { tail -20 "$WORK/standin-${n%%:*}.log" >&2; return 1; }
+  done
+}
+lb() {  # lb METHOD PATH [BODY]: through the balancer, prints "STATUS BODY"
+  BASE="http://127.0.0.1:$LB_PORT" api "$@"
+}
+replica_requests() {  # access-log lines of one replica so far
+  podman logs "${COMPOSE_PROJECT}_$1_1" 2>/dev/null | grep -c '"msg":"request"' || true
+}
+postgres_topology() {
+  local t0=$SECONDS r ok fails=0 i before_a before_b password state_before
+  LB_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+  if build_standins; then
+    pass "stand-in images for postgres:15 and haproxy:2.6 built from Debian's packages ($((SECONDS - t0))s)"
+  else fail "stand-in images"; return 1; fi
+  "$ROOT/docker/secrets.sh" "$PG_SECRETS" >/dev/null
+  password=$(cat "$PG_SECRETS/postgres_password")
+  ADMIN=$(cat "$PG_SECRETS/admin_token") JWT=$(cat "$PG_SECRETS/jwt_secret")
+  COMPOSE_PROJECT="sheetdct$$"
+  if ! compose up -d >"$WORK/compose-up.log" 2>&1; then
+    tail -30 "$WORK/compose-up.log" >&2; fail "podman-compose up (docker/compose.postgres.yaml)"; return 1
+  fi
+  local deadline=$((SECONDS + 120))
+  until [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://127.0.0.1:$LB_PORT/readyz") == 200 ]]; do
+    if ((SECONDS > deadline)); then
+      compose logs >"$WORK/compose-logs.txt" 2>&1; tail -40 "$WORK/compose-logs.txt" >&2
+      fail "the balancer answers /readyz 200 within 120 s"; return 1
+    fi
+    sleep 1
+  done
+  pass "podman-compose up: PostgreSQL, 2 replicas, HAProxy; /readyz 200 through the balancer after $((SECONDS - t0))s"
+  if SHEETD_ADMIN_TOKEN=$ADMIN SHEETD_JWT_SECRET=$JWT bounded 180 "$WORK/smoke-lb.log" "$ROOT/scripts/smoke.sh" "http://127.0.0.1:$LB_PORT"; then
+    pass "scripts/smoke.sh through the balancer ($(grep -c '^ok' "$WORK/smoke-lb.log") steps)"
+  else tail -20 "$WORK/smoke-lb.log" >&2; fail "scripts/smoke.sh through the balancer"; fi
+  before_a=$(replica_requests sheetd-1) before_b=$(replica_requests sheetd-2)
+  if ((before_a > 0 && before_b > 0)); then pass "both replicas served requests ($before_a and $before_b)"
+  else fail "both replicas served requests ($before_a and $before_b)"; fi
+  BASE="http://127.0.0.1:$LB_PORT"
+  write_state
+  state_before=$STATE_BEFORE
+  # Restart replica 2 while requests keep coming through the balancer.
+  ( sleep 0.5; quick 60 podman restart -t 15 "${COMPOSE_PROJECT}_sheetd-2_1" >"$WORK/restart.log" 2>&1 ) &
+  local restarter=$!
+  for i in $(seq 1 80); do
+    r=$(lb GET "/v1/users/$USER_ID/state")
+    [[ $r == "$state_before" ]] || { fails=$((fails + 1)); log "during the restart: $r"; }
+    sleep 0.05
+  done
+  wait "$restarter" || { cat "$WORK/restart.log" >&2; fail "podman restart of a replica"; }
+  before_b=$(replica_requests sheetd-2)
+  deadline=$((SECONDS + 30)); ok=0
+  while ((SECONDS < deadline)); do
+    lb GET "/v1/users/$USER_ID/state" >/dev/null
+    if (( $(replica_requests sheetd-2) > before_b )); then ok=1; break; fi
+    sleep 0.2
+  done
+  if ((fails == 0 && ok == 1)); then
+    pass "a replica restarted under traffic: 80 of 80 reads through the balancer answered the same state, the replica back in rotation"
+  else fail "a replica restarted under traffic ($fails of 80 reads failed or differed; back in rotation: $ok)"; fi
+  r=$(lb GET /metrics)
+  compose logs >"$WORK/compose-logs.txt" 2>&1 || true
+  if [[ $r == 200* && $r != *"$password"* ]] && ! grep -qF -- "$password" "$WORK/compose-logs.txt"; then
+    pass "the database password is in no container log and not in /metrics ($(wc -l <"$WORK/compose-logs.txt") log lines)"
+  else fail "the database password stays out of logs and /metrics"; fi
+  if compose down -v -t 15 >"$WORK/compose-down.log" 2>&1; then COMPOSE_PROJECT=""; pass "podman-compose down -v"
+  else tail -20 "$WORK/compose-down.log" >&2; fail "podman-compose down -v"; fi
+}
+LB_PORT=0
+postgres_topology || true
+T_PG=$((SECONDS - T0))
 
 FINISHED=1
-log "timings: setup ${T_SETUP}s, base image ${T_BASE}s, binary ${T_BINARY}s, hadolint+build ${T_BUILD}s, checks+runs ${T_RUN}s; image ${IMAGE_MB}"
+log "timings: setup ${T_SETUP}s, base image ${T_BASE}s, binary ${T_BINARY}s, hadolint+build ${T_BUILD}s, checks+runs ${T_RUN}s, PostgreSQL topology ${T_PG}s; image ${IMAGE_MB}"

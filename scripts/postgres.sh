@@ -7,6 +7,8 @@
 #   scripts/postgres.sh url DIR       prints the URL of a running cluster
 #   scripts/postgres.sh down DIR      stops the server, keeps the data (outage tests)
 #   scripts/postgres.sh up DIR        starts it again on the same port
+#   scripts/postgres.sh crash DIR     stops it the way a crash would (immediate: no checkpoint, the
+#                                     next start recovers from the WAL), keeps the data
 #
 # DIR defaults to a new mktemp directory; its path is in the URL's socket-free form and in DIR/url.
 # Needs Debian's postgresql (make deps installs it). As root, the cluster runs as the `postgres`
@@ -62,6 +64,10 @@ case "$cmd" in
     dir=${2:?usage: postgres.sh down DIR}
     as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
     ;;
+  crash)
+    dir=${2:?usage: postgres.sh crash DIR}
+    as_owner "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null
+    ;;
   up)
     dir=${2:?usage: postgres.sh up DIR}
     pg_start "$dir" "$(cat "$dir/port")"
@@ -70,7 +76,7 @@ case "$cmd" in
     cat "${2:?usage: postgres.sh url DIR}/url"
     ;;
   *)
-    echo "usage: $0 start [DIR] | stop DIR | down DIR | up DIR | url DIR" >&2
+    echo "usage: $0 start [DIR] | stop DIR | down DIR | crash DIR | up DIR | url DIR" >&2
     exit 2
     ;;
 esac

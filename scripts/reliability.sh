@@ -3,11 +3,12 @@
 #
 #   scripts/reliability.sh [--quick] [--no-report] [DRIVER...]
 #
-# DRIVER is any of: crash graceful storage concurrency corpus slow auth fuzz (default: all).
+# DRIVER is any of: crash graceful storage concurrency corpus slow auth fuzz crash-pg concurrency-pg
+# (default: all; the -pg ones run on a throwaway PostgreSQL started by scripts/postgres.sh).
 # --quick    shorter rounds (a smoke of every driver, about a minute)
 # --no-report  do not rewrite RELIABILITY.md (the figures still go to .build/reliability-results.jsonl)
 #
-# Sets up what it needs on a fresh Debian 12 machine: python3-venv and the sqlite3 CLI (apt, only when
+# Sets up what it needs on a fresh Debian 12 machine: python3-venv, the sqlite3 CLI and postgresql (apt, only when
 # root and missing), and a venv with schemathesis in .build/venv-reliability. Every driver runs under
 # a time limit, uses its own temporary directory and server, and removes what it created.
 # Storage faults need root (tmpfs mounts; they run the server as nobody); without root they are skipped.
@@ -24,11 +25,11 @@ for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --no-report) write_report=0 ;;
-    crash|graceful|storage|concurrency|corpus|slow|auth|fuzz) drivers+=("$arg") ;;
+    crash|graceful|storage|concurrency|corpus|slow|auth|fuzz|crash-pg|concurrency-pg) drivers+=("$arg") ;;
     *) say "unknown argument $arg"; exit 2 ;;
   esac
 done
-[ ${#drivers[@]} -gt 0 ] || drivers=(auth corpus concurrency crash graceful storage slow fuzz)
+[ ${#drivers[@]} -gt 0 ] || drivers=(auth corpus concurrency crash graceful storage slow fuzz crash-pg concurrency-pg)
 
 export SHEETD_BIN=${SHEETD_BIN:-$root/.build/release/sheetd}
 [ -x "$SHEETD_BIN" ] || { say "no binary at $SHEETD_BIN (run: make release)"; exit 2; }
@@ -38,6 +39,7 @@ need_apt=()
 command -v python3 >/dev/null || need_apt+=(python3)
 command -v sqlite3 >/dev/null || need_apt+=(sqlite3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     say "installing ${need_apt[*]}"
@@ -65,11 +67,15 @@ export PYTHONUNBUFFERED=1
 cd "$root/scripts/reliability"
 
 # driver: time limit (s), full arguments, quick arguments
-declare -A limit=( [crash]=300 [graceful]=120 [storage]=180 [concurrency]=120 [corpus]=240 [slow]=120 [auth]=60 [fuzz]=600 )
+declare -A limit=( [crash]=300 [graceful]=120 [storage]=180 [concurrency]=120 [corpus]=240 [slow]=120 [auth]=60 [fuzz]=600
+                  [crash-pg]=240 [concurrency-pg]=120 )
 declare -A full=( [crash]="--rounds 20" [graceful]="--rounds 5" [storage]="" [concurrency]="--seconds 4"
-                  [corpus]="--repeat 30" [slow]="--slow 300 --seconds 6" [auth]="" [fuzz]="--max-examples 100 --min-cases 1000" )
+                  [corpus]="--repeat 30" [slow]="--slow 300 --seconds 6" [auth]="" [fuzz]="--max-examples 100 --min-cases 1000"
+                  [crash-pg]="--rounds 12" [concurrency-pg]="--seconds 4" )
 declare -A short=( [crash]="--rounds 3" [graceful]="--rounds 1" [storage]="" [concurrency]="--seconds 1"
-                   [corpus]="--repeat 3 --parallel-seconds 3" [slow]="--slow 100 --seconds 2" [auth]="" [fuzz]="--max-examples 10 --min-cases 100" )
+                   [corpus]="--repeat 3 --parallel-seconds 3" [slow]="--slow 100 --seconds 2" [auth]="" [fuzz]="--max-examples 10 --min-cases 100"
+                   [crash-pg]="--rounds 3" [concurrency-pg]="--seconds 1" )
+declare -A script=( [crash-pg]="crash.py --backend postgres" [concurrency-pg]="concurrency.py --backend postgres" )
 
 failed=()
 ran=0
@@ -84,7 +90,7 @@ for d in "${drivers[@]}"; do
   t0=$(date +%s)
   # shellcheck disable=SC2086
   ran=$((ran + 1))
-  if timeout --kill-after=10 "${limit[$d]}" "$py" "$d.py" $args; then
+  if timeout --kill-after=10 "${limit[$d]}" "$py" ${script[$d]:-$d.py} $args; then
     say "$d: ok ($(( $(date +%s) - t0 )) s)"
   else
     say "$d: FAILED ($(( $(date +%s) - t0 )) s)"; failed+=("$d")
@@ -92,11 +98,11 @@ for d in "${drivers[@]}"; do
 done
 say "total $(( $(date +%s) - started )) s"
 
-if [ $write_report = 1 ] && [ $quick = 0 ] && [ ${#failed[@]} = 0 ] && [ $ran = 8 ]; then
+if [ $write_report = 1 ] && [ $quick = 0 ] && [ ${#failed[@]} = 0 ] && [ $ran = 10 ]; then
   python3 report.py "$results" "$root/RELIABILITY.md"
   say "wrote RELIABILITY.md"
 elif [ $write_report = 1 ]; then
-  say "RELIABILITY.md not rewritten (only a full run of all 8 drivers, all passing, writes it)"
+  say "RELIABILITY.md not rewritten (only a full run of all 10 drivers, all passing, writes it)"
 fi
 if [ ${#failed[@]} -gt 0 ]; then say "failed: ${failed[*]}"; exit 1; fi
 say "all passed"

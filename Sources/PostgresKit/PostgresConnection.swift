@@ -118,6 +118,114 @@ public final class PostgresConnection {
         }
     }
 
+    /// Runs `statements` in pipeline mode (libpq 14+): every statement is sent before any result is
+    /// read, so the whole list costs one round trip. Each statement is prepared (once per connection)
+    /// like `query`'s. Returns one result per statement, in order: after the first failing statement
+    /// the server skips the rest (they fail with SQLSTATE "" and message "pipeline aborted").
+    /// A `BEGIN` ... `COMMIT` inside the list is one transaction; a failure inside it leaves the
+    /// transaction failed (`inTransaction`), for the caller to roll back.
+    ///
+    /// - Throws: `PostgresError` with `connectionLost` when the connection breaks on the way (the
+    ///   outcome of the statements is then unknown).
+    public func pipeline(
+        _ statements: [(sql: String, parameters: [PostgresValue])]
+    ) throws(PostgresError)
+        -> [Result<PostgresRows, PostgresError>]
+    {
+        guard let first = statements.first else { return [] }
+        let handle = try open(first.sql)
+        var names: [String] = []
+        names.reserveCapacity(statements.count)
+        for statement in statements {
+            if let existing = prepared[statement.sql] {
+                names.append(existing)
+            } else {
+                let name = "s\(prepared.count)"
+                _ = try check(PQprepare(handle, name, statement.sql, 0, nil), sql: statement.sql, handle: handle)
+                prepared[statement.sql] = name
+                names.append(name)
+            }
+        }
+        func lost(_ sql: String?) -> PostgresError {
+            PostgresError(sqlstate: "", message: Self.trimmed(PQerrorMessage(handle)), sql: sql, connectionLost: true)
+        }
+        // Non-blocking while sending, so that a long pipeline never waits on a full socket while
+        // the server waits on us to read its results.
+        guard PQsetnonblocking(handle, 1) == 0, PQenterPipelineMode(handle) == 1 else {
+            PQsetnonblocking(handle, 0)
+            throw lost(first.sql)
+        }
+        var broken = false
+        defer {
+            if broken {
+                close()
+            } else {
+                PQexitPipelineMode(handle)
+                PQsetnonblocking(handle, 0)
+            }
+        }
+        for (index, statement) in statements.enumerated() {
+            let sent = try withParameters(statement.parameters) { values, lengths, formats throws(PostgresError) in
+                PQsendQueryPrepared(handle, names[index], Int32(statement.parameters.count), values, lengths, formats, 0)
+            }
+            if sent != 1 {
+                broken = true
+                throw lost(statement.sql)
+            }
+        }
+        guard PQpipelineSync(handle) == 1 else {
+            broken = true
+            throw lost(nil)
+        }
+        // Flush everything, reading whatever the server sends meanwhile.
+        while true {
+            let flushed = PQflush(handle)
+            if flushed == 0 { break }
+            if flushed < 0 {
+                broken = true
+                throw lost(nil)
+            }
+            var poller = pollfd(fd: PQsocket(handle), events: Int16(POLLIN | POLLOUT), revents: 0)
+            _ = poll(&poller, 1, 1000)
+            if poller.revents & Int16(POLLIN) != 0 && PQconsumeInput(handle) == 0 {
+                broken = true
+                throw lost(nil)
+            }
+        }
+        var results: [Result<PostgresRows, PostgresError>] = []
+        results.reserveCapacity(statements.count)
+        for statement in statements {
+            // One result per statement, then a NULL.
+            guard let result = PQgetResult(handle) else {
+                broken = true
+                throw lost(statement.sql)
+            }
+            if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                PQclear(result)
+                results.append(.failure(PostgresError(sqlstate: "", message: "pipeline aborted", sql: statement.sql, connectionLost: false)))
+            } else {
+                do throws(PostgresError) {
+                    results.append(.success(try check(result, sql: statement.sql, handle: handle)))
+                } catch {
+                    results.append(.failure(error))
+                }
+            }
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        // The sync point closes the pipeline.
+        guard let sync = PQgetResult(handle) else {
+            broken = true
+            throw lost(nil)
+        }
+        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        PQclear(sync)
+        guard synced, PQstatus(handle) == CONNECTION_OK else {
+            broken = true
+            throw lost(nil)
+        }
+        return results
+    }
+
     /// The first column of the first row, if any.
     public func scalar(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> String? {
         let rows = try query(sql, parameters)

@@ -86,7 +86,6 @@ final class PostgresWriter: Sendable {
         let db: PostgresConnection
         do {
             db = try connection.get(url: url)
-            try db.execute("BEGIN")
         } catch {
             failAll(error)
             return false
@@ -94,6 +93,22 @@ final class PostgresWriter: Sendable {
         // Users in one order on every replica: the user_versions row locks taken below can then never
         // deadlock across writers. A user's own updates keep their arrival order.
         let ordered = batch.indices.sorted { (batch[$0].userId, $0) < (batch[$1].userId, $1) }.map { batch[$0] }
+        do {
+            if let committed = try runPipelined(ordered, db, now: now) { return committed }
+        } catch {
+            // The connection broke on the way: the outcome is unknown, nobody is acknowledged.
+            failAll(error)
+            return false
+        }
+        // A statement failed inside the pipelined transaction (rolled back): do it again one update
+        // at a time, each in its own savepoint, so that only the update at fault fails.
+        db.rollbackIfNeeded()
+        do {
+            try db.execute("BEGIN")
+        } catch {
+            failAll(error)
+            return false
+        }
         let single = ordered.count == 1
         var totals: [TotalsKey: Int] = [:]
         for job in ordered {
@@ -143,6 +158,106 @@ final class PostgresWriter: Sendable {
         return true
     }
 
+    /// The batch in two round trips (libpq pipeline mode): first BEGIN, the users' version locks
+    /// (in user order), their rows and the event ids already seen (one statement each, whatever the
+    /// batch's size); then, with every body run in
+    /// memory against those states in arrival order, the changed rows, the event ids and COMMIT.
+    /// Returns whether the batch committed, with every job's result set; nil when a statement failed
+    /// (the transaction is then failed and nothing was committed): the caller runs the batch the slow way.
+    ///
+    /// - Throws: when the connection broke (the commit's outcome is then unknown).
+    private func runPipelined(_ ordered: [PostgresWriteJob], _ db: PostgresConnection, now: Int64) throws -> Bool? {
+        var users: [String] = []
+        for job in ordered where users.last != job.userId { users.append(job.userId) }
+        let withEventIds = ordered.filter { $0.eventId != nil }
+        let read: [(sql: String, parameters: [PostgresValue])] = [
+            ("BEGIN", []),
+            // First, so that a replica updating the same users waits here, and reads the committed
+            // state (and event ids) afterwards: READ COMMITTED takes a new snapshot per statement.
+            // The rows are locked in user order (the order of the array).
+            (Self.lockManySQL, [PostgresUserStateSQL.textArray(users)]),
+            (PostgresUserStateSQL.loadManySQL, [PostgresUserStateSQL.textArray(users)]),
+            (
+                Self.replayManySQL,
+                [PostgresUserStateSQL.textArray(withEventIds.map(\.userId)), PostgresUserStateSQL.textArray(withEventIds.map { $0.eventId! })]
+            ),
+        ]
+        let readResults = try db.pipeline(read)
+        guard readResults.count == 4, case .success(let locked) = readResults[1], locked.affectedRows == users.count,
+            case .success(let loaded) = readResults[2], case .success(let replays) = readResults[3]
+        else { return nil }
+        var states = try PostgresUserStateSQL.states(from: loaded)
+        var seen: [String: [UInt8]] = [:]
+        for row in replays { seen[row.string(at: 0) + "\u{0}" + row.string(at: 1)] = row.bytes(at: 2) }
+        var write: [(sql: String, parameters: [PostgresValue])] = []
+        var totals: [TotalsKey: Int] = [:]
+        for job in ordered {
+            guard let body = job.body else { continue }
+            let key = job.eventId.map { job.userId + "\u{0}" + $0 }
+            if let key, let outcome = seen[key] {
+                job.result = .success(EventResult(outcome: outcome, replayed: true))
+                continue
+            }
+            let old = states[job.userId] ?? UserState()
+            var new = old
+            var activity: [SheetActivity] = []
+            do {
+                let outcome = try body(&new, &activity)
+                write += PostgresUserStateSQL.changes(userId: job.userId, from: old, to: new)
+                write += PostgresUserStateSQL.appendStatements(activity, userId: job.userId)
+                for record in activity { totals[TotalsKey(record), default: 0] += 1 }
+                if let eventId = job.eventId, let key {
+                    write.append((Self.recordSQL, [.text(job.userId), .text(eventId), .bytes(outcome), .int(now)]))
+                    seen[key] = outcome
+                }
+                states[job.userId] = new
+                job.result = .success(EventResult(outcome: outcome, replayed: false))
+            } catch {
+                job.result = .failure(error)
+            }
+        }
+        // Whatever the slow path runs just before its COMMIT belongs here too, in the same pipeline:
+        // the totals, and the notifications to the other replicas (delivered at COMMIT).
+        write += PostgresUserStateSQL.totalsStatements(totals)
+        let changed = ordered.lazy.filter { if case .success(let r) = $0.result { !r.replayed } else { false } }.map(\.userId)
+        for payload in notifier.userPayloads(changed) {
+            write.append((Self.notifySQL, [.text(notifier.channel), .text(payload)]))
+        }
+        write.append(("COMMIT", []))
+        let writeResults = try db.pipeline(write)
+        for result in writeResults.dropLast() {
+            if case .failure = result { return nil }
+        }
+        if case .failure(let error) = writeResults.last! {
+            // COMMIT itself failed: nothing is acknowledged.
+            db.rollbackIfNeeded()
+            for job in ordered { job.result = .failure(storeError(error)) }
+            return false
+        }
+        return true
+    }
+
+    static let lockSQL = """
+        INSERT INTO user_versions (user_id, version) VALUES ($1, nextval('user_versions_seq'))
+        ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
+        """
+    static let replaySQL = "SELECT outcome FROM processed_events WHERE user_id = $1 AND event_id = $2"
+    /// The version locks of a batch's users, in one statement: rows are inserted (and locked) in the
+    /// order of the array, which is user order. Should two writers ever deadlock anyway, the loser's
+    /// batch fails here and runs again the slow way.
+    static let lockManySQL = """
+        INSERT INTO user_versions (user_id, version)
+        SELECT u, nextval('user_versions_seq') FROM unnest($1::text[]) WITH ORDINALITY AS t(u, n) ORDER BY n
+        ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
+        """
+    /// The event ids of a batch already processed: `$1` and `$2` are parallel arrays.
+    static let replayManySQL = """
+        SELECT p.user_id, p.event_id, p.outcome FROM processed_events p
+        JOIN unnest($1::text[], $2::text[]) AS t(u, e) ON p.user_id = t.u AND p.event_id = t.e
+        """
+    static let notifySQL = "SELECT pg_notify($1, $2)"
+    static let recordSQL = "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES ($1, $2, $3, $4)"
+
     /// One update inside the open transaction: lock the user (bumping their version), replay, or
     /// load, run the body, write the difference, record the event.
     private static func apply(
@@ -152,13 +267,9 @@ final class PostgresWriter: Sendable {
         let user = PostgresValue.text(job.userId)
         // First, so that a replica updating the same user waits here, and reads the committed
         // state (and event ids) afterwards: READ COMMITTED takes a new snapshot per statement.
-        try db.query(
-            """
-            INSERT INTO user_versions (user_id, version) VALUES ($1, nextval('user_versions_seq'))
-            ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
-            """, [user])
+        try db.query(lockSQL, [user])
         if let eventId = job.eventId {
-            let rows = try db.query("SELECT outcome FROM processed_events WHERE user_id = $1 AND event_id = $2", [user, .text(eventId)])
+            let rows = try db.query(replaySQL, [user, .text(eventId)])
             if let row = rows.first { return EventResult(outcome: row.bytes(at: 0), replayed: true) }
         }
         let old = try PostgresUserStateSQL.load(userId: job.userId, db)
@@ -167,9 +278,7 @@ final class PostgresWriter: Sendable {
         try PostgresUserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
         try PostgresUserStateSQL.append(activity, userId: job.userId, db)
         if let eventId = job.eventId {
-            try db.query(
-                "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES ($1, $2, $3, $4)",
-                [user, .text(eventId), .bytes(outcome), .int(now)])
+            try db.query(recordSQL, [user, .text(eventId), .bytes(outcome), .int(now)])
         }
         return EventResult(outcome: outcome, replayed: false)
     }

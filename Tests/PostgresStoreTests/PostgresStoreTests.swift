@@ -3,6 +3,7 @@ import Foundation
 import PostgresKit
 import SheetPolicy
 import SheetStore
+import Synchronization
 import Testing
 
 @testable import PostgresStore
@@ -74,6 +75,79 @@ struct PostgresStoreTests {
         }
         let total = try (0..<4).map { try replicas[0].userState(userId: "u\($0)").count(for: Self.key) }.reduce(0, +)
         #expect(total == 8 * 40)
+    }
+
+    /// A batch is pipelined (two round trips); when one of its statements fails in the database
+    /// (here a container id longer than the schema allows, which the service would have refused),
+    /// the batch runs again one update at a time: only that update fails, the others commit.
+    @Test func aStatementFailingInABatchFailsOnlyItsUpdate() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        let store = try PostgresSheetStore.open(url: database.location, readerConnections: 2, writerConnections: 1)
+        defer { store.close() }
+        let done = DispatchGroup()
+        let results = Mutex<[Int: Result<EventResult, any Error>]>([:])
+        let before = store.writeStatistics.commits
+        for i in 0..<40 {
+            done.enter()
+            let container = i == 17 ? String(repeating: "x", count: 200) : "c"
+            store.submit(
+                userId: "u\(i % 5)", eventId: "e\(i)",
+                { state in
+                    state.containers[ContainerKey(containerId: container), default: ContainerCount(count: 0)].count += 1
+                    return [UInt8(i)]
+                }
+            ) { result in
+                results.withLock { $0[i] = result }
+                done.leave()
+            }
+        }
+        done.wait()
+        let all = results.withLock { $0 }
+        for i in 0..<40 {
+            let result = try #require(all[i])
+            if i == 17 {
+                #expect(throws: StoreError.self) { try result.get() }
+            } else {
+                #expect(try result.get().outcome == [UInt8(i)])
+            }
+        }
+        let total = try (0..<5).map { try store.userState(userId: "u\($0)").count(for: Self.key) }.reduce(0, +)
+        #expect(total == 39)
+        #expect(store.writeStatistics.commits - before < 40, "the updates shared transactions")
+        // A replay of every event answers the first outcome, through the pipelined path again.
+        for i in [0, 16, 18, 39] {
+            let again = try store.update(userId: "u\(i % 5)", eventId: "e\(i)") { _ in [255] }
+            #expect(again.replayed && again.outcome == [UInt8(i)])
+        }
+    }
+
+    /// A password in the URL never shows in the error of a failed connection (libpq's message, the
+    /// store's error, or what the service logs through `redacted`).
+    @Test func passwordsStayOutOfErrors() throws {
+        let password = "pw-Zq8Kx3-secret"
+        // Port 1 on 127.0.0.1: nothing listens, the connection is refused.
+        let url = "postgres://sheetd:\(password)@127.0.0.1:1/sheetd?connect_timeout=2"
+        var seen: [String] = []
+        do {
+            _ = try PostgresSheetStore.open(url: url, readerConnections: 1)
+            Issue.record("connected to port 1")
+        } catch {
+            seen.append("\(error)")
+            seen.append(String(describing: error))
+            if case .unavailable(let message) = error { seen.append(message) } else { Issue.record("expected unavailable, got \(error)") }
+        }
+        do {
+            _ = try PostgresConnection(url: url + "&password=\(password)")
+        } catch {
+            seen.append("\(error)")
+            seen.append(error.message)
+        }
+        seen.append(PostgresURL.redacted(url))
+        seen.append(PostgresURL.redacted("postgresql://127.0.0.1/db?user=a&password=\(password)&sslmode=disable"))
+        #expect(seen.count == 7)
+        for text in seen { #expect(!text.contains(password), "password in: \(text)") }
+        #expect(seen[0].contains("127.0.0.1"), "the error still says where: \(seen[0])")
     }
 
     /// Expired event ids are purged; younger ones are kept.

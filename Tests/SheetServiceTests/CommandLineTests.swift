@@ -71,6 +71,43 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/data"))
     }
 
+    /// A PostgreSQL URL with a password that cannot connect (nothing listens on port 1): `serve` and
+    /// `migrate --status` fail and say where they tried, and the password is in neither stream,
+    /// whether the URL came from `--db` or from the file `SHEETD_DB_FILE` names.
+    @Test(arguments: ["--db", "SHEETD_DB_FILE"])
+    func databasePasswordsStayOutOfErrors(source: String) throws {
+        let dir = try TemporaryDirectory(prefix: "sheetd-pgpass")
+        defer { dir.remove() }
+        let password = "pw-7Hq2Vx9-never-printed"
+        let url = "postgres://sheetd:\(password)@127.0.0.1:1/sheetd?connect_timeout=2"
+        var environment = ["SHEETD_JWT_SECRET": "s3cret-for-tests-0123456789abcdef", "SHEETD_ADMIN_TOKEN": "admin-for-tests-0123456789abcdef"]
+        var database: [String] = []
+        if source == "--db" {
+            database = ["--db", url]
+        } else {
+            try Data((url + "\n").utf8).write(to: URL(fileURLWithPath: dir.file("database_url")))
+            environment["SHEETD_DB_FILE"] = dir.file("database_url")
+        }
+        for command in [["serve", "--port", "0"], ["migrate", "--status"]] {
+            let r = try Self.run(command + database, in: dir.path, environment: environment)
+            #expect(r.status != 0, "\(command) connected to port 1")
+            #expect(!(r.stdout + r.stderr).contains(password), "\(command): \(r.stdout) \(r.stderr)")
+            #expect((r.stdout + r.stderr).contains("127.0.0.1"), "\(command) says where it tried: \(r.stderr)")
+        }
+    }
+
+    /// `SHEETD_DB_FILE` wins over `SHEETD_DB` (the image sets `SHEETD_DB`; a deployment mounts the
+    /// URL as a secret file); the flag still wins over both.
+    @Test func fileVariablesWinOverPlainOnes() throws {
+        let dir = try TemporaryDirectory(prefix: "sheetd-dbfile")
+        defer { dir.remove() }
+        try Data("postgres://sheetd:pw@db:5432/sheetd\n".utf8).write(to: URL(fileURLWithPath: dir.file("database_url")))
+        let env = ["SHEETD_DB": "/data/sheetd.sqlite", "SHEETD_DB_FILE": dir.file("database_url")]
+        #expect(try Configuration.parse(arguments: [], environment: env).databasePath == "postgres://sheetd:pw@db:5432/sheetd")
+        #expect(try Configuration.parse(arguments: ["--db", "x.sqlite"], environment: env).databasePath == "x.sqlite")
+        #expect(try Configuration.parse(arguments: [], environment: ["SHEETD_DB": "y.sqlite"]).databasePath == "y.sqlite")
+    }
+
     /// `warning` (what other tools call it) means `warn`, as a flag and as a variable; other names
     /// are still refused.
     @Test func logLevelWarningMeansWarn() throws {

@@ -203,6 +203,71 @@ class Client:
             self.conn = None
 
 
+def is_postgres(db):
+    return db.startswith("postgres://") or db.startswith("postgresql://")
+
+
+class Postgres:
+    """A throwaway PostgreSQL cluster of its own (scripts/postgres.sh), for the PostgreSQL runs."""
+
+    SCRIPT = os.path.join(ROOT, "scripts", "postgres.sh")
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="sheetd-rel-pg-")
+        self.url = None
+
+    def start(self):
+        r = subprocess.run(["bash", self.SCRIPT, "start", self.dir], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise Failure(f"postgres.sh start: {r.stderr[-1000:]}")
+        self.url = r.stdout.strip()
+        return self
+
+    def _run(self, command):
+        r = subprocess.run(["bash", self.SCRIPT, command, self.dir], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise Failure(f"postgres.sh {command}: {r.stderr[-1000:]}")
+
+    def crash(self):
+        """Immediate stop: like a crash of the database server (WAL recovery at the next start)."""
+        self._run("crash")
+
+    def up(self):
+        self._run("up")
+
+    def stop(self):
+        subprocess.run(["bash", self.SCRIPT, "stop", self.dir], capture_output=True, timeout=120)
+
+
+def _psql():
+    import glob
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))
+    return found[-1] if found else "psql"
+
+
+def _pg_literal(value):
+    if isinstance(value, (int, float)):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def pg_query(url, sql, args=()):
+    """Runs one statement through psql; `?` placeholders are filled with quoted literals. Returns
+    rows as tuples of strings (ints where the text is a whole number)."""
+    parts = sql.split("?")
+    if len(parts) - 1 != len(args):
+        raise ValueError("placeholder count")
+    text = parts[0] + "".join(_pg_literal(a) + p for a, p in zip(args, parts[1:]))
+    r = subprocess.run([_psql(), "-X", "-At", "-F", "\x1f", "-v", "ON_ERROR_STOP=1", url, "-c", text],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise Failure(f"psql: {r.stderr.strip()[-500:]}")
+    rows = []
+    for line in r.stdout.splitlines():
+        rows.append(tuple(int(v) if re.fullmatch(r"-?\d+", v) else v for v in line.split("\x1f")))
+    return rows
+
+
 def integrity(db):
     """PRAGMA integrity_check through a separate connection (the CLI's view of the file)."""
     c = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
@@ -213,6 +278,8 @@ def integrity(db):
 
 
 def query(db, sql, args=()):
+    if is_postgres(db):
+        return pg_query(db, sql, args)
     c = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
     try:
         return c.execute(sql, args).fetchall()

@@ -20,7 +20,7 @@ import random
 import threading
 import time
 
-from common import Client, Server, check, log, main, percentile, query, report, tempdir, token
+from common import Client, Postgres, Server, check, log, main, percentile, query, report, tempdir, token
 import shutil
 
 USERS = ["race-a", "race-b", "race-c", "race-d"]
@@ -212,11 +212,13 @@ def run():
     p = argparse.ArgumentParser()
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--seconds", type=float, default=4)
+    p.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     a = p.parse_args()
     work = tempdir("race")
-    server = Server(f"{work}/sheetd.sqlite", workdir=work)
-    server.start()
+    postgres = Postgres().start() if a.backend == "postgres" else None
+    server = Server(postgres.url if postgres else f"{work}/sheetd.sqlite", workdir=work)
     try:
+        server.start()
         figures = race(server, a.connections, a.seconds)
         log(f"race: {a.connections} connections, {figures['requests']} requests {figures['by_op']}, no lost update, "
             f"p50 {figures['p50_ms']} ms p99 {figures['p99_ms']} ms")
@@ -228,8 +230,11 @@ def run():
         check(code == 0, "stop")
     finally:
         server.ensure_stopped()
+        if postgres:
+            postgres.stop()
         shutil.rmtree(work, ignore_errors=True)
-    report("concurrency", {"connections": a.connections, **figures, "latch_race": "kept", "same_event_id_x50": "applied once"})
+    report("concurrency-postgres" if postgres else "concurrency",
+           {"connections": a.connections, **figures, "latch_race": "kept", "same_event_id_x50": "applied once"})
 
 
 if __name__ == "__main__":

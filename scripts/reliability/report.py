@@ -13,6 +13,9 @@ import sys
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RELIABILITY.template.md")
 
 
+CRASH_LABELS = {"postgres": "PostgreSQL, `synchronous_commit` on"}
+
+
 def load(path):
     out = {}
     for line in open(path):
@@ -30,6 +33,7 @@ def run():
     g = r["graceful"][0]
     st = r["storage"][0]["cases"]
     con = r["concurrency"][0]
+    pgcon = r["concurrency-postgres"][0]
     cor = r["corpus"][0]
     slow = r["slow"][0]
     auth = r["auth"][0]
@@ -56,9 +60,17 @@ def run():
         "commit": commit,
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores (shared with other builds)",
         "crash_rows": "\n".join(
-            f"| {m} | {c['rounds']} | {c['clients']} | {c['acknowledged_events']} | **{c['lost']}** | ok, every round | "
+            f"| {CRASH_LABELS.get(m, m)} | {c['rounds']} | {c['clients']} | {c['acknowledged_events']} | **{c['lost']}** | "
+            f"{'n/a (PostgreSQL: WAL recovery)' if m == 'postgres' else 'ok, every round'} | "
             f"{c['replays_checked']} | {c['restart_ms_median']} ms (max {c['restart_ms_max']} ms) |"
-            for m, c in sorted(crash.items(), key=lambda kv: kv[0] != "NORMAL")),
+            for m, c in sorted(crash.items(), key=lambda kv: ["NORMAL", "FULL", "postgres"].index(kv[0]))),
+        "pg_crash_note": (f"In this run {crash['postgres']['database_crashes']} of the {crash['postgres']['rounds']} rounds "
+                          "crashed the database as well; its restart with WAL recovery took at most "
+                          f"{crash['postgres']['database_restart_ms_max']} ms (the restart column is sheetd's, once "
+                          "the database was up)." if "postgres" in crash else "(not run)"),
+        "pgcon_conns": pgcon["connections"], "pgcon_requests": pgcon["requests"],
+        "pgcon_ops": ", ".join(f"{v} {k}" for k, v in sorted(pgcon["by_op"].items())),
+        "pgcon_p50": pgcon["p50_ms"], "pgcon_p99": pgcon["p99_ms"], "pgcon_etags": pgcon["distinct_etags"],
         "g_rounds": g["rounds"], "g_clients": g["clients"], "g_acked": g["acknowledged_events"],
         "g_stop_median": g["stop_ms_median"], "g_stop_max": g["stop_ms_max"], "g_drain": g["drain_timeout_s"],
         "lock_acked": lock["acked"], "lock_refused": lock["refused"], "lock_latency": lock["refusal_latency_ms_max"],

@@ -69,8 +69,10 @@ public struct Configuration: Sendable {
         var values: [String: String] = [:]
         for option in options {
             if let v = env[option.variable] { values[option.flag] = v }
+            // A *_FILE variable wins over the plain one: it is the more deliberate setting (an
+            // image's default SHEETD_DB must not shadow the SHEETD_DB_FILE a deployment mounts).
             let fileVariable = option.variable + "_FILE"
-            if values[option.flag] == nil, let path = env[fileVariable] {
+            if let path = env[fileVariable] {
                 guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                     throw ConfigurationError("\(fileVariable): cannot read \(path)")
                 }
