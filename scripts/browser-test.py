@@ -268,7 +268,8 @@ try:
     select("platform", "ios")
     set_value("screen", "payments")
     set_value("tab", "")
-    wait_for("the payments screen", lambda: no_sheet() == "no-sheet-for-screen")
+    # The payments screen owns one card sheet (payments-offer), whose container has no cards.
+    wait_for("the payments screen", lambda: no_sheet() == "no-cards")
     select("open-sheet", "transfer-amount")
     select("open-mode", "push")
     driver.find_element(By.ID, "open").click()
