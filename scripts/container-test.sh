@@ -526,7 +526,7 @@ postgres_topology() {
     sleep 1
   done
   pass "podman-compose up: PostgreSQL, 2 replicas, HAProxy; /readyz 200 through the balancer after $((SECONDS - t0))s"
-  if SHEETD_ADMIN_TOKEN=$ADMIN SHEETD_JWT_SECRET=$JWT bounded 180 "$WORK/smoke-lb.log" "$ROOT/scripts/smoke.sh" "http://127.0.0.1:$LB_PORT"; then
+  if SHEETD_SMOKE_BALANCED=1 SHEETD_ADMIN_TOKEN=$ADMIN SHEETD_JWT_SECRET=$JWT bounded 180 "$WORK/smoke-lb.log" "$ROOT/scripts/smoke.sh" "http://127.0.0.1:$LB_PORT"; then
     pass "scripts/smoke.sh through the balancer ($(grep -c '^ok' "$WORK/smoke-lb.log") steps)"
   else tail -20 "$WORK/smoke-lb.log" >&2; fail "scripts/smoke.sh through the balancer"; fi
   before_a=$(replica_requests sheetd-1) before_b=$(replica_requests sheetd-2)

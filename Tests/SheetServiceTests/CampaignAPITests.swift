@@ -212,6 +212,12 @@ final class TestClock: Sendable {
         r = try live.get("/v1/sheets/offers/stats?since=yesterday")
         #expect(r.status == 400)
         #expect(Self.invalidNames(r) == ["since"])
+        // More than three fraction digits (found by the fuzz driver: it used to trap the process).
+        r = try live.get("/v1/sheets/offers/stats?since=2026-12-01T08:00:00.0000Z")
+        #expect(r.status == 200)
+        r = try live.get("/v1/sheets/offers/stats?since=2026-12-01T08:00:00.123456Z")
+        #expect(r.status == 400)
+        #expect(Self.invalidNames(r) == ["since"])
         r = try live.get("/v1/sheets/offers/stats?since=2026-02-30T00:00:00Z&until=x")
         #expect(Self.invalidNames(r) == ["until", "since"])
         #expect(try live.get("/v1/sheets/offers/stats", token: live.userToken("alice")).status == 403)

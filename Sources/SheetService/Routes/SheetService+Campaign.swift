@@ -65,7 +65,7 @@ extension SheetService {
                     i.member("sheetId", sheetId)
                     i.member("total", campaign.impressionTotals[sheetId] ?? 0)
                     i.arrayMember("recent") { times in
-                        for time in campaign.impressions[sheetId] ?? [] { times.element(RFC3339Time.format(time)) }
+                        for time in campaign.impressions[sheetId] ?? [] { times.element(time.rfc3339) }
                     }
                 }
             }
@@ -74,7 +74,7 @@ extension SheetService {
             for sheetId in campaign.lastDismissals.keys.sorted(by: byId) {
                 items.object { d in
                     d.member("sheetId", sheetId)
-                    d.member("at", RFC3339Time.format(campaign.lastDismissals[sheetId]!))
+                    d.member("at", campaign.lastDismissals[sheetId]!.rfc3339)
                 }
             }
         }
@@ -135,7 +135,7 @@ extension SheetService {
         if repeated { invalid.append(("since", "is given more than once")) }
         var since: Timestamp?
         if let sinceText, !repeated {
-            since = RFC3339Time.parse(sinceText)
+            since = Timestamp(rfc3339: sinceText)
             if since == nil { invalid.append(("since", "must be an RFC 3339 date-time such as 2026-12-01T00:00:00Z")) }
         }
         if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
