@@ -101,8 +101,18 @@ log "PostgreSQL: $USERS users preloaded in $PRELOAD_MS ms ($PGURL)"
 # --- servers ------------------------------------------------------------------------------------
 next_port=$(( 21000 + RANDOM % 20000 ))
 PORT=0 PID=0
-# start KIND: sheetd-sqlite[-nc], sheetd-pg[-nc], pg_upsert
+# start KIND: sheetd-sqlite[-nc], sheetd-pg[-nc], pg_upsert. A port can be taken between rounds (by
+# an ephemeral port of the load client's connections, say): then the next one is tried.
 start() {
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    if start_once "$1"; then return 0; fi
+    grep -q "already in use" "$WORK/server.$PORT.log" 2>/dev/null || break
+    echo "port $PORT was taken, trying another" >&2
+  done
+  cat "$WORK/server.$PORT.log" >&2; echo "$1 did not start" >&2; exit 1
+}
+start_once() {
   local kind=$1
   next_port=$((next_port + 1)); PORT=$next_port
   local out="$WORK/server.$PORT.log" extra="" db
@@ -127,7 +137,7 @@ start() {
   local i=0
   until grep -q '"listening"' "$out" 2>/dev/null; do
     i=$((i + 1))
-    if [ $i -gt 3000 ] || ! kill -0 "$PID" 2>/dev/null; then cat "$out" >&2; echo "$kind did not start" >&2; exit 1; fi
+    if [ $i -gt 3000 ] || ! kill -0 "$PID" 2>/dev/null; then return 1; fi
     sleep 0.005
   done
 }
