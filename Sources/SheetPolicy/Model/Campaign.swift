@@ -59,9 +59,6 @@ public struct CampaignState: Sendable, Equatable {
         self.lastDismissals = lastDismissals; self.segments = segments
     }
 
-    /// The latest impression of `sheetId`, when one is kept.
-    public func lastImpression(of sheetId: String) -> Timestamp? { impressions[sheetId]?.last }
-
     /// Records one impression at `time` (kept in time order) and prunes impressions older than
     /// `keepSeconds` before `time` (`nil`: keep none beyond the latest per sheet, which the
     /// "stays on screen" rule needs).
@@ -124,7 +121,6 @@ public struct CampaignRules: Sendable, Equatable {
         self.schedule = schedule; self.cooldownSeconds = cooldownSeconds; self.frequency = frequency; self.audience = audience
     }
     public static let none = CampaignRules()
-    public var isEmpty: Bool { self == .none }
 }
 
 extension Catalog {
