@@ -207,6 +207,13 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes a value already rendered as JSON (e.g. by a `JSONBuffer`), with the comma before it.
+    public mutating func json(_ rendered: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: rendered)
+        needsComma = true
+    }
+
     /// Writes a string whose characters `body` appends directly: only for text that needs no escaping
     /// (timestamps, fixed names), to spare building a String for it.
     public mutating func verbatimString(_ body: (inout [UInt8]) -> Void) {
@@ -244,7 +251,7 @@ public struct JSONWriter: Sendable {
         bytes[start...].reverse()
     }
 
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+    static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
     }
 
@@ -259,7 +266,7 @@ public struct JSONWriter: Sendable {
 
     /// Whether `buffer` holds a byte that JSON escapes (below 0x20, `"` or `\`): eight bytes per
     /// step (bytes of 0x80 and above, UTF-8's multi-byte sequences, never match).
-    private static func needsEscaping(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func needsEscaping(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = buffer.baseAddress else { return false }
         let count = buffer.count
         let ones: UInt64 = 0x0101_0101_0101_0101

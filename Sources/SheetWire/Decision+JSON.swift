@@ -1,28 +1,63 @@
 public import JSONKit
 public import SheetPolicy
 
+// The decision body is rendered by hand into one `JSONBuffer`: each member's name and punctuation is one
+// static run (`,"grabberVisible":`), enum raw values are copied without an escape scan, and no closure
+// or generic witness sits on the path. The bytes are those the `JSONWriter` member API would write
+// (the golden tests hold them).
+
 extension Decision: JSONWritable {
     /// The API's response body: compact JSON, members in a fixed order, absent values as `null`.
     public func jsonBytes() -> [UInt8] {
-        // One buffer, no regrowth: an iOS presentation with its UIKit and SwiftUI blocks is about 1.5 KB,
-        // `sheet` repeats the top, the trace takes under 1 KB.
-        var writer = JSONWriter(reservingCapacity: 1024 + 1600 * (stack.count + 1))
-        writeJSON(into: &writer)
-        return writer.bytes
+        // An iOS presentation with its UIKit and SwiftUI blocks is about 1.5 KB, `sheet` repeats the
+        // top, the trace takes under 1 KB: one allocation in the usual case.
+        var out = JSONBuffer(capacity: 1024 + 1600 * (stack.count + 1))
+        write(to: &out)
+        return out.bytes
     }
 
     /// Writes `present`, `reason`, `stack`, `sheet`, `yielded`, `held`, `trace`, in that order
     /// (`validUntil` is not part of the body).
     public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("present", present)
-            o.member("reason", reason.rawValue)
-            o.member("stack", stack)
-            o.member("sheet", sheet)
-            o.member("yielded", yielded)
-            o.member("held", held)
-            o.member("trace", trace)
+        writer.json(jsonBytes())
+    }
+
+    /// The body, as `jsonBytes()` returns it.
+    public func write(to out: inout JSONBuffer) {
+        out.append("{\"present\":")
+        out.bool(present)
+        out.append(",\"reason\":")
+        out.safeString(reason.rawValue)
+        out.append(",\"stack\":[")
+        for (index, presentation) in stack.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            presentation.write(to: &out)
         }
+        out.append("],\"sheet\":")
+        if let sheet = stack.last { sheet.write(to: &out) } else { out.append("null") }
+        out.append(",\"yielded\":")
+        Self.write(yielded, to: &out)
+        out.append(",\"held\":[")
+        for (index, sheet) in held.enumerated() {
+            out.append(index > 0 ? ",{\"sheetId\":" : "{\"sheetId\":")
+            out.string(sheet.sheetId)
+            out.append(",\"reason\":")
+            out.safeString(sheet.reason.rawValue)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append("],\"trace\":")
+        Self.write(trace, to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// An array of strings.
+    static func write(_ strings: [String], to out: inout JSONBuffer) {
+        out.append(UInt8(ascii: "["))
+        for (index, string) in strings.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.string(string)
+        }
+        out.append(UInt8(ascii: "]"))
     }
 }
 
@@ -38,33 +73,102 @@ extension HeldSheet: JSONWritable {
 extension Presentation: JSONWritable {
     /// Writes the members in the order issue 3 lists them, then the platform block (`ios` or `android`).
     public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("id", id)
-            o.member("kind", kind.rawValue)
-            o.member("variant", variant.rawValue)
-            o.member("detents", detents)
-            o.member("selectedDetent", selectedDetent.rawValue)
-            o.member("grabberVisible", grabberVisible)
-            o.member("swipeToDismiss", swipeToDismiss)
-            o.member("tapScrimToDismiss", tapScrimToDismiss)
-            o.member("largestUndimmedDetent", largestUndimmedDetent?.rawValue)
-            o.member("dismissAffordance", dismissAffordance.rawValue)
-            o.member("confirmBeforeDismiss", confirmBeforeDismiss)
-            o.member("expandsOnScrollToEdge", expandsOnScrollToEdge)
-            o.member("parentScalesBehind", parentScalesBehind)
-            o.member("awaitingContentHeight", awaitingContentHeight)
-            o.member("scrollable", scrollable)
-            o.member("scrimAccessibleAsClose", scrimAccessibleAsClose)
-            o.member("header", header)
-            o.member("primaryButton", primaryButton)
-            o.member("presentationStyle", presentationStyle.rawValue)
-            o.member("transition", transition)
-            o.member("keyboardAdjustment", keyboardAdjustment.rawValue)
-            switch platform {
-            case .ios(let ios): o.member("ios", ios)
-            case .android(let android): o.member("android", android)
-            }
+        var out = JSONBuffer(capacity: 1600)
+        write(to: &out)
+        writer.json(out.bytes)
+    }
+
+    /// The presentation object, as `writeJSON(into:)` writes it.
+    public func write(to out: inout JSONBuffer) {
+        out.append("{\"id\":")
+        out.string(id)
+        out.append(",\"kind\":")
+        out.safeString(kind.rawValue)
+        out.append(",\"variant\":")
+        out.safeString(variant.rawValue)
+        out.append(",\"detents\":[")
+        for (index, detent) in detents.enumerated() {
+            out.append(index > 0 ? ",{\"id\":" : "{\"id\":")
+            out.safeString(detent.id.rawValue)
+            out.append(",\"height\":")
+            out.double(detent.height)
+            out.append(UInt8(ascii: "}"))
         }
+        out.append("],\"selectedDetent\":")
+        out.safeString(selectedDetent.rawValue)
+        out.append(",\"grabberVisible\":")
+        out.bool(grabberVisible)
+        out.append(",\"swipeToDismiss\":")
+        out.bool(swipeToDismiss)
+        out.append(",\"tapScrimToDismiss\":")
+        out.bool(tapScrimToDismiss)
+        out.append(",\"largestUndimmedDetent\":")
+        out.safeString(largestUndimmedDetent?.rawValue)
+        out.append(",\"dismissAffordance\":")
+        out.safeString(dismissAffordance.rawValue)
+        out.append(",\"confirmBeforeDismiss\":")
+        out.bool(confirmBeforeDismiss)
+        out.append(",\"expandsOnScrollToEdge\":")
+        out.bool(expandsOnScrollToEdge)
+        out.append(",\"parentScalesBehind\":")
+        out.bool(parentScalesBehind)
+        out.append(",\"awaitingContentHeight\":")
+        out.bool(awaitingContentHeight)
+        out.append(",\"scrollable\":")
+        out.bool(scrollable)
+        out.append(",\"scrimAccessibleAsClose\":")
+        out.bool(scrimAccessibleAsClose)
+        out.append(",\"header\":")
+        if let header {
+            out.append("{\"title\":")
+            out.string(header.title)
+            out.append(",\"height\":")
+            out.double(header.height)
+            out.append(",\"sticky\":")
+            out.bool(header.sticky)
+            out.append(",\"cancelButton\":")
+            out.bool(header.cancelButton)
+            out.append(UInt8(ascii: "}"))
+        } else {
+            out.append("null")
+        }
+        out.append(",\"primaryButton\":")
+        if let primaryButton {
+            out.append("{\"label\":")
+            out.string(primaryButton.label)
+            out.append(",\"size\":")
+            out.safeString(primaryButton.size.rawValue)
+            out.append(",\"sticky\":")
+            out.bool(primaryButton.sticky)
+            out.append(UInt8(ascii: "}"))
+        } else {
+            out.append("null")
+        }
+        out.append(",\"presentationStyle\":")
+        out.safeString(presentationStyle.rawValue)
+        out.append(",\"transition\":")
+        if let transition {
+            out.append("{\"from\":")
+            out.string(transition.from)
+            out.append(",\"mode\":")
+            out.safeString(transition.mode.rawValue)
+            out.append(",\"waitForContentHeight\":")
+            out.bool(transition.waitForContentHeight)
+            out.append(UInt8(ascii: "}"))
+        } else {
+            out.append("null")
+        }
+        out.append(",\"keyboardAdjustment\":")
+        out.safeString(keyboardAdjustment.rawValue)
+        switch platform {
+        case .ios(let ios):
+            out.append(",\"ios\":")
+            ios.write(to: &out)
+        case .android(let android):
+            out.append(",\"android\":")
+            android.write(to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
     }
 }
 
@@ -115,27 +219,52 @@ extension Transition: JSONWritable {
 extension IOSSheetConfiguration: JSONWritable {
     /// UIKit's names; `customDetentHeights` is an object keyed by detent identifier.
     public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("detents", detents.map(\.rawValue))
-            o.objectMember("customDetentHeights") { heights in
-                for custom in customDetentHeights { heights.member(custom.identifier.rawValue, custom.height) }
-            }
-            o.member("selectedDetentIdentifier", selectedDetentIdentifier.rawValue)
-            o.member("largestUndimmedDetentIdentifier", largestUndimmedDetentIdentifier?.rawValue)
-            o.member("prefersGrabberVisible", prefersGrabberVisible)
-            o.member("prefersScrollingExpandsWhenScrolledToEdge", prefersScrollingExpandsWhenScrolledToEdge)
-            o.member("prefersEdgeAttachedInCompactHeight", prefersEdgeAttachedInCompactHeight)
-            o.member("widthFollowsPreferredContentSizeWhenEdgeAttached", widthFollowsPreferredContentSizeWhenEdgeAttached)
-            o.member("preferredCornerRadius", preferredCornerRadius)
-            o.member("isModalInPresentation", isModalInPresentation)
-            o.member("modalPresentationStyle", modalPresentationStyle.rawValue)
-            o.objectMember("dismissal") { d in
-                d.member("swipe", dismissal.swipe)
-                d.member("tapScrim", dismissal.tapScrim)
-                d.member("requiresDelegate", dismissal.requiresDelegate)
-            }
-            o.member("swiftui", swiftui)
+        var out = JSONBuffer(capacity: 1024)
+        write(to: &out)
+        writer.json(out.bytes)
+    }
+
+    /// The `ios` block, as `writeJSON(into:)` writes it.
+    public func write(to out: inout JSONBuffer) {
+        out.append("{\"detents\":[")
+        for (index, detent) in detents.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.safeString(detent.rawValue)
         }
+        out.append("],\"customDetentHeights\":{")
+        for (index, custom) in customDetentHeights.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.safeString(custom.identifier.rawValue)
+            out.append(UInt8(ascii: ":"))
+            out.double(custom.height)
+        }
+        out.append("},\"selectedDetentIdentifier\":")
+        out.safeString(selectedDetentIdentifier.rawValue)
+        out.append(",\"largestUndimmedDetentIdentifier\":")
+        out.safeString(largestUndimmedDetentIdentifier?.rawValue)
+        out.append(",\"prefersGrabberVisible\":")
+        out.bool(prefersGrabberVisible)
+        out.append(",\"prefersScrollingExpandsWhenScrolledToEdge\":")
+        out.bool(prefersScrollingExpandsWhenScrolledToEdge)
+        out.append(",\"prefersEdgeAttachedInCompactHeight\":")
+        out.bool(prefersEdgeAttachedInCompactHeight)
+        out.append(",\"widthFollowsPreferredContentSizeWhenEdgeAttached\":")
+        out.bool(widthFollowsPreferredContentSizeWhenEdgeAttached)
+        out.append(",\"preferredCornerRadius\":")
+        out.double(preferredCornerRadius)
+        out.append(",\"isModalInPresentation\":")
+        out.bool(isModalInPresentation)
+        out.append(",\"modalPresentationStyle\":")
+        out.safeString(modalPresentationStyle.rawValue)
+        out.append(",\"dismissal\":{\"swipe\":")
+        out.bool(dismissal.swipe)
+        out.append(",\"tapScrim\":")
+        out.bool(dismissal.tapScrim)
+        out.append(",\"requiresDelegate\":")
+        out.bool(dismissal.requiresDelegate)
+        out.append("},\"swiftui\":")
+        swiftui.write(to: &out)
+        out.append(UInt8(ascii: "}"))
     }
 }
 
@@ -147,47 +276,93 @@ extension SwiftUIDetent: JSONWritable {
             o.member("height", height)
         }
     }
+
+    /// The detent object, as `writeJSON(into:)` writes it.
+    func write(to out: inout JSONBuffer) {
+        out.append("{\"kind\":")
+        out.safeString(kind.rawValue)
+        out.append(",\"height\":")
+        out.double(height)
+        out.append(UInt8(ascii: "}"))
+    }
 }
 
 extension SwiftUISheetConfiguration: JSONWritable {
     /// SwiftUI's modifier names.
     public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("presentationDetents", presentationDetents)
-            o.member("selection", selection)
-            o.member("presentationDragIndicator", presentationDragIndicator.rawValue)
-            o.objectMember("presentationBackgroundInteraction") { b in
-                b.member("kind", presentationBackgroundInteraction.kind.rawValue)
-                b.member("upThrough", presentationBackgroundInteraction.upThrough)
-            }
-            o.member("presentationContentInteraction", presentationContentInteraction.rawValue)
-            o.member("presentationCornerRadius", presentationCornerRadius)
-            o.member("interactiveDismissDisabled", interactiveDismissDisabled)
+        var out = JSONBuffer(capacity: 512)
+        write(to: &out)
+        writer.json(out.bytes)
+    }
+
+    /// The `swiftui` block, as `writeJSON(into:)` writes it.
+    func write(to out: inout JSONBuffer) {
+        out.append("{\"presentationDetents\":[")
+        for (index, detent) in presentationDetents.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            detent.write(to: &out)
         }
+        out.append("],\"selection\":")
+        selection.write(to: &out)
+        out.append(",\"presentationDragIndicator\":")
+        out.safeString(presentationDragIndicator.rawValue)
+        out.append(",\"presentationBackgroundInteraction\":{\"kind\":")
+        out.safeString(presentationBackgroundInteraction.kind.rawValue)
+        out.append(",\"upThrough\":")
+        if let upThrough = presentationBackgroundInteraction.upThrough {
+            upThrough.write(to: &out)
+        } else {
+            out.append("null")
+        }
+        out.append("},\"presentationContentInteraction\":")
+        out.safeString(presentationContentInteraction.rawValue)
+        out.append(",\"presentationCornerRadius\":")
+        out.double(presentationCornerRadius)
+        out.append(",\"interactiveDismissDisabled\":")
+        out.bool(interactiveDismissDisabled)
+        out.append(UInt8(ascii: "}"))
     }
 }
 
 extension AndroidSheetConfiguration: JSONWritable {
     /// Material 3's names.
     public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("skipPartiallyExpanded", skipPartiallyExpanded)
-            o.member("initialValue", initialValue.rawValue)
-            o.member("dragHandle", dragHandle)
-            o.member("sheetGesturesEnabled", sheetGesturesEnabled)
-            o.member("shouldDismissOnClickOutside", shouldDismissOnClickOutside)
-            o.member("shouldDismissOnBackPress", shouldDismissOnBackPress)
-            o.member("confirmValueChangeRequiresDialog", confirmValueChangeRequiresDialog)
-            o.objectMember("confirmValueChange") { c in c.member("hidden", confirmValueChange.hidden.rawValue) }
-            o.objectMember("scrim") { c in
-                c.arrayMember("dimmedAt") { a in for value in scrim.dimmedAt { a.element(value.rawValue) } }
-            }
-            o.objectMember("shape") { c in c.member("topCornerRadius", shape.topCornerRadius) }
-            o.objectMember("properties") { c in
-                c.member("shouldDismissOnBackPress", properties.shouldDismissOnBackPress)
-                c.member("shouldDismissOnClickOutside", properties.shouldDismissOnClickOutside)
-            }
-            o.member("imePadding", imePadding)
+        var out = JSONBuffer(capacity: 512)
+        write(to: &out)
+        writer.json(out.bytes)
+    }
+
+    /// The `android` block, as `writeJSON(into:)` writes it.
+    public func write(to out: inout JSONBuffer) {
+        out.append("{\"skipPartiallyExpanded\":")
+        out.bool(skipPartiallyExpanded)
+        out.append(",\"initialValue\":")
+        out.safeString(initialValue.rawValue)
+        out.append(",\"dragHandle\":")
+        out.bool(dragHandle)
+        out.append(",\"sheetGesturesEnabled\":")
+        out.bool(sheetGesturesEnabled)
+        out.append(",\"shouldDismissOnClickOutside\":")
+        out.bool(shouldDismissOnClickOutside)
+        out.append(",\"shouldDismissOnBackPress\":")
+        out.bool(shouldDismissOnBackPress)
+        out.append(",\"confirmValueChangeRequiresDialog\":")
+        out.bool(confirmValueChangeRequiresDialog)
+        out.append(",\"confirmValueChange\":{\"hidden\":")
+        out.safeString(confirmValueChange.hidden.rawValue)
+        out.append("},\"scrim\":{\"dimmedAt\":[")
+        for (index, value) in scrim.dimmedAt.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.safeString(value.rawValue)
         }
+        out.append("]},\"shape\":{\"topCornerRadius\":")
+        out.double(shape.topCornerRadius)
+        out.append("},\"properties\":{\"shouldDismissOnBackPress\":")
+        out.bool(properties.shouldDismissOnBackPress)
+        out.append(",\"shouldDismissOnClickOutside\":")
+        out.bool(properties.shouldDismissOnClickOutside)
+        out.append("},\"imePadding\":")
+        out.bool(imePadding)
+        out.append(UInt8(ascii: "}"))
     }
 }
