@@ -74,8 +74,10 @@ extension SheetPolicy {
         let confirmBeforeDismiss = isTop && sheet.confirmDismissWhenDirty && context.dirty
         let noWayOut = !swipeToDismiss && !tapScrimToDismiss && affordance == .none
         trace.append(
-            "dismissal: \(affordance.rawValue), swipe \(swipeToDismiss ? "on" : "off"), scrim tap \(tapScrimToDismiss ? "on" : "off")"
-                + (confirmBeforeDismiss ? ", unsaved input: confirm first" : ""))
+            TraceLine.join(
+                "dismissal: ", affordance.rawValue, swipeToDismiss ? ", swipe on" : ", swipe off",
+                tapScrimToDismiss ? ", scrim tap on" : ", scrim tap off",
+                confirmBeforeDismiss ? ", unsaved input: confirm first" : ""))
 
         // Rule 7: grabber. The documents' APIs default it on (000: `contentSizeSheet(prefersGrabberVisible:
         // Bool = true)`; 003: "the indicator is part of the contract"); the anatomy's "appears only when the
@@ -96,7 +98,7 @@ extension SheetPolicy {
 
         // Rule 9: scrim.
         let largestUndimmed = sheet.nonModalUpTo
-        trace.append("scrim: " + (largestUndimmed.map { "undimmed up to \($0.rawValue)" } ?? "dimmed at every detent"))
+        trace.append(largestUndimmed.map { TraceLine.join("scrim: undimmed up to ", $0.rawValue) } ?? "scrim: dimmed at every detent")
 
         // Rule 10: idiom and orientation.
         let style: PresentationStyle
@@ -122,8 +124,9 @@ extension SheetPolicy {
                 of: sheet, entry: entry, below: below, catalog: catalog, awaitingContentHeight: awaitingContentHeight)
             if let transition {
                 trace.append(
-                    "transition: \(transition.mode.rawValue) from '\(transition.from)'"
-                        + (transition.waitForContentHeight ? ", waiting for the content height" : ""))
+                    TraceLine.join(
+                        "transition: ", transition.mode.rawValue, " from '", transition.from,
+                        transition.waitForContentHeight ? "', waiting for the content height" : "'"))
             } else {
                 trace.append("transition: none, a root")
             }
@@ -138,10 +141,11 @@ extension SheetPolicy {
             PrimaryButtonSlot(label: $0.label, size: sheet.style == .strict ? .medium : .small)
         }
         trace.append(
-            "anatomy: \(sheet.style.rawValue), "
-                + (header.map { "56 \(unit) sticky header '\($0.title)'" + ($0.cancelButton ? " with a Cancel button" : "") }
-                    ?? "no header")
-                + (button.map { ", \($0.size.rawValue) sticky primary button '\($0.label)'" } ?? ""))
+            TraceLine.join(
+                "anatomy: ", sheet.style.rawValue,
+                header.map { TraceLine.join(", 56 ", unit, " sticky header '", $0.title, $0.cancelButton ? "' with a Cancel button" : "'") }
+                    ?? ", no header",
+                button.map { TraceLine.join(", ", $0.size.rawValue, " sticky primary button '", $0.label, "'") } ?? ""))
 
         let expands = sheet.expandsOnScrollToEdge ?? (variant == .medium)
         let platformConfiguration: PlatformConfiguration
@@ -256,7 +260,7 @@ extension SheetPolicy {
             }
             return Resting(
                 detents: [Detent(id: .content, height: height)], selected: .content, scrollable: false, awaiting: false,
-                note: "variant: content, \(points(height)) \(unit) measured on \(platform.rawValue)")
+                note: TraceLine.join("variant: content, ", points(height), " ", unit, " measured on ", platform.rawValue))
         case .large:
             return Resting(
                 detents: [Detent(id: .large)], selected: .large, scrollable: true, awaiting: false,

@@ -23,7 +23,7 @@ public enum SheetPolicy {
         for sheet in cardSheets {
             let count = cardCount(of: sheet, in: state)
             if count <= 0 {
-                trace.append("eligibility: '\(sheet.id)' has no cards (\(describe(sheet.containerKey)))")
+                trace.append(TraceLine.join("eligibility: '", sheet.id, "' has no cards (", describe(sheet.containerKey), ")"))
             } else if isLatched(sheet, in: state) {
                 latchedWithCards = true
                 trace.append("latch: '\(sheet.id)' stays closed, dismissed at count \(count) and the count is unchanged")
@@ -36,7 +36,9 @@ public enum SheetPolicy {
                 if topHeld.map({ outranks(sheet, $0.sheet) }) ?? true { topHeld = (sheet, reason) }
             } else {
                 eligible.append(sheet)
-                trace.append("eligibility: '\(sheet.id)' has \(count) card\(count == 1 ? "" : "s") on this screen")
+                trace.append(
+                    TraceLine.join("eligibility: '", sheet.id, "' has ", String(count), count == 1 ? " card on this screen" : " cards on this screen")
+                )
             }
         }
 
@@ -66,8 +68,11 @@ public enum SheetPolicy {
         if let winner = eligible.min(by: outranks) {
             let yielded = eligible.map(\.id).filter { $0 != winner.id }
             trace.append(
-                "priority: '\(winner.id)' (priority \(winner.priority)) is presented"
-                    + (yielded.isEmpty ? "" : "; \(yielded.joined(separator: ", ")) yield\(yielded.count == 1 ? "s" : "")"))
+                yielded.isEmpty
+                    ? TraceLine.join("priority: '", winner.id, "' (priority ", String(winner.priority), ") is presented")
+                    : TraceLine.join(
+                        "priority: '", winner.id, "' (priority ", String(winner.priority), ") is presented; ",
+                        yielded.joined(separator: ", "), yielded.count == 1 ? " yields" : " yield"))
             let presentations = present(
                 [StackEntry(sheetId: winner.id, mode: .push)], catalog: catalog, state: state, context: context,
                 trace: &trace)
