@@ -43,7 +43,7 @@ public struct JSONBuffer: ~Copyable {
     // MARK: - Raw bytes
 
     /// Appends one byte as it is.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func append(_ byte: UInt8) {
         if used == capacity { grow(toHold: 1) }
         base[used] = byte
@@ -51,7 +51,7 @@ public struct JSONBuffer: ~Copyable {
     }
 
     /// Appends `text` as it is (punctuation, member names, literals known to need no escaping).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func append(_ text: StaticString) {
         let count = text.utf8CodeUnitCount
         if capacity &- used < count { grow(toHold: count) }
@@ -114,7 +114,7 @@ public struct JSONBuffer: ~Copyable {
     }
 
     /// Writes `true` or `false`.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func bool(_ value: Bool) {
         if value { append("true") } else { append("false") }
     }

@@ -157,6 +157,8 @@ public enum SheetPolicy {
 
     static func describe(_ key: ContainerKey?) -> String {
         guard let key else { return "no container" }
-        return key.filter.isEmpty ? "container '\(key.containerId)'" : "container '\(key.containerId)' filter '\(key.filter)'"
+        return key.filter.isEmpty
+            ? TraceLine.join("container '", key.containerId, "'")
+            : TraceLine.join("container '", key.containerId, "' filter '", key.filter, "'")
     }
 }
