@@ -14,9 +14,8 @@ import Musl
 /// hands the result to `completion` after the batch committed (or failed).
 struct WriteJob: @unchecked Sendable {
     // Invariant that makes `@unchecked Sendable` sound: `body` (not Sendable for `update`, which
-    // blocks until the completion ran) is called at most once, under the writer connection's lock
-    // (on the writer thread, or inline on the submitting thread), and the job is dropped before
-    // `completion` is called.
+    // blocks until the completion ran) is called only by the writer thread, at most once, and the
+    // writer drops the job before calling `completion`.
     let userId: String
     let eventId: String?
     let body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
@@ -59,8 +58,7 @@ struct WriterConnection {
 /// Callers queue their updates; the writer runs everything queued in one `BEGIN IMMEDIATE`
 /// transaction, each update inside its own SAVEPOINT (a failing body rolls back only its own
 /// changes), commits once, and only then completes every update. Updates that arrive meanwhile form
-/// the next batch, so the busier the writer, the more one commit carries. An update that finds the
-/// writer idle is its own batch, run inline on the submitting thread (see `enqueue`). After commits it applies
+/// the next batch, so the busier the writer, the more one commit carries. After commits it applies
 /// the checkpoint policy (see `checkpointIfNeeded`) and purges expired event ids now and then.
 final class GroupCommitWriter: Sendable {
     /// Processed event ids are kept this long (the API promises at least 24 h).
@@ -126,42 +124,22 @@ final class GroupCommitWriter: Sendable {
 
     // MARK: - Group commit
 
-    /// Queues a job. A job that finds the writer idle (nothing queued, no batch running) is committed
-    /// inline, on the submitting thread, and completed there before this returns: a lone event then
-    /// costs no thread hand-off, and an event-loop caller can answer without parking its connection.
-    /// Jobs that arrive meanwhile queue up, and the writer thread runs them as the next batches (so
-    /// concurrent arrivals still share commits).
+    /// Queues a job; the first job of an idle queue starts the writer, which then runs batches until
+    /// the queue is empty (jobs queued meanwhile form the next batch).
     func enqueue(_ job: WriteJob) {
-        let start = queue.withLock { queue -> Start in
-            if queue.closed { return .refused }
-            if queue.active {
-                queue.jobs.append(job)
-                return .queued
-            }
+        let start = queue.withLock { queue -> Bool? in
+            if queue.closed { return nil }
+            queue.jobs.append(job)
+            if queue.active { return false }
             queue.active = true
-            return .inline
+            return true
         }
         switch start {
-        case .refused: job.completion(.failure(StoreError.unavailable("the store is closed")))
-        case .queued: break
-        case .inline:
-            let completion = job.completion
-            let result = run([job])[0].1
-            // Whatever queued during the inline commit goes to the writer thread: the submitter's own
-            // answer does not wait behind other events' commits.
-            let more = queue.withLock { queue -> Bool in
-                if queue.jobs.isEmpty {
-                    queue.active = false
-                    return false
-                }
-                return true
-            }
-            if more { thread.async { [self] in drain() } }
-            completion(result)
+        case nil: job.completion(.failure(StoreError.unavailable("the store is closed")))
+        case true?: thread.async { [self] in drain() }
+        case false?: break
         }
     }
-
-    private enum Start { case refused, queued, inline }
 
     /// The writer: one transaction per batch of queued jobs; each job completes after its batch's
     /// commit (or failure), outside the writer lock, while newer jobs queue up for the next batch.
@@ -181,12 +159,6 @@ final class GroupCommitWriter: Sendable {
             return batch
         }
         if batch.isEmpty { return nil }
-        return run(batch)
-    }
-
-    /// Runs `batch` as one transaction under the writer lock, then the commit's bookkeeping; the jobs
-    /// are released when this returns, before any completion runs.
-    private func run(_ batch: [WriteJob]) -> [(@Sendable (Result<EventResult, any Error>) -> Void, Result<EventResult, any Error>)] {
         let now = currentUnixTime()
         let (committed, results) = connection.withLock { writer in
             let (committed, results) = runBatch(batch, writer: &writer, now: now)

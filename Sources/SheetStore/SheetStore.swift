@@ -138,10 +138,9 @@ public protocol SheetStore: AnyObject, Sendable {
     func update(
         userId: String, eventId: String?, _ body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     ) throws -> EventResult
-    /// The same as `update`, without waiting for other updates: `completion` runs once, after the
-    /// transaction carrying the update committed (or failed), on the store's writer thread, or on the
-    /// calling thread before `submit` returns (SQLite, when no other write is running: the update then
-    /// commits inline). Keep it short: the next batch waits for it.
+    /// The same as `update`, without waiting: `completion` runs once, on the store's writer thread,
+    /// after the transaction carrying the update committed (or failed). Keep it short: the next batch
+    /// waits for it.
     func submit(
         userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8],
         completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void)

@@ -245,35 +245,6 @@ let sampleState = UserState(
         #expect(try reopened.userState(userId: "u").count(for: Self.key) == acknowledged.value)
     }
 
-    /// A `submit` that finds the writer idle commits inline: its completion runs on the submitting
-    /// thread before `submit` returns, after the commit (another connection already sees the write).
-    @Test func idleSubmitCommitsInline() throws {
-        try withStore { store, dir throws in
-            let observer = try Observer(path: dir.file())
-            let before = store.writeStatistics
-            for i in 0..<20 {
-                let completed = ConcurrentCounter()
-                let visible = ConcurrentCounter()
-                store.submit(
-                    userId: "u\(i)", eventId: "e\(i)",
-                    { state in
-                        state.containers[Self.key] = ContainerCount(count: i + 1)
-                        return [UInt8(i)]
-                    }
-                ) { result in
-                    #expect(try! result.get() == EventResult(outcome: [UInt8(i)], replayed: false))
-                    if observer.count(of: "u\(i)") == i + 1 { visible.add() }
-                    completed.add()
-                }
-                #expect(completed.value == 1, "completed before submit returned")
-                #expect(visible.value == 1, "completed after its commit")
-            }
-            let stats = store.writeStatistics
-            #expect(stats.updates - before.updates == 20)
-            #expect(stats.commits - before.commits == 20)
-        }
-    }
-
     /// While a transaction runs, `submit` returns at once and its update queues; the writer thread
     /// then runs the queue in batches (one commit for many updates), and each completion runs after
     /// the commit that carried it (another connection already sees the write).
@@ -283,7 +254,7 @@ let sampleState = UserState(
             let entered = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
             let before = store.writeStatistics
-            // An update that holds its (inline) transaction open until every submit below is queued.
+            // An update that holds the writer's transaction open until every submit below is queued.
             let holder = Thread {
                 _ = try! store.update(userId: "holder", eventId: nil) { state in
                     entered.signal()

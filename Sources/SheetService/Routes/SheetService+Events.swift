@@ -94,8 +94,6 @@ extension SheetService {
     ///
     /// The answer is deferred: the connection is parked until the writer commits the batch carrying
     /// this event, so the worker thread serves others meanwhile and one commit carries many events.
-    /// When the store commits it inline (an idle SQLite writer), the promise is settled before the
-    /// handler returns and the answer goes out at once, without parking.
     ///
     /// `emitting`: the activity records (stats) this event adds when its body succeeds, stamped with the
     /// clock; latches the body releases are added as `latch-release` records. They commit with the
