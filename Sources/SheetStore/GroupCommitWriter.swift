@@ -202,13 +202,16 @@ final class GroupCommitWriter: Sendable {
         }
         var results: [Result<EventResult, any Error>] = []
         results.reserveCapacity(batch.count)
+        var totals = ActivityTotals()
         for job in batch {
             do {
                 // One update alone needs no savepoint: a failure rolls the whole transaction back.
-                let result =
+                let (result, activity) =
                     batch.count == 1
                     ? try Self.apply(job, db, now: now)
                     : try db.savepoint("job") { try Self.apply(job, db, now: now) }
+                // Counted only once its savepoint is released: a rolled-back update adds nothing.
+                totals.add(activity)
                 results.append(.success(result))
             } catch {
                 if db.isAutocommit {
@@ -225,6 +228,7 @@ final class GroupCommitWriter: Sendable {
             }
         }
         do {
+            try UserStateSQL.add(totals, db)
             try db.run("COMMIT")
         } catch {
             db.rollbackIfNeeded()
@@ -235,14 +239,14 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// One update inside the open transaction: replay, or load, run the body, write the difference,
-    /// record the event.
-    private static func apply(_ job: WriteJob, _ db: Connection, now: Int64) throws -> EventResult {
+    /// record the event. Returns the activity records written, for the batch's totals.
+    private static func apply(_ job: WriteJob, _ db: Connection, now: Int64) throws -> (EventResult, [SheetActivity]) {
         if let eventId = job.eventId,
             case .blob(let outcome)? = try db.scalar(
                 "SELECT outcome FROM processed_events WHERE user_id = ?1 AND event_id = ?2",
                 [.text(job.userId), .text(eventId)])
         {
-            return EventResult(outcome: outcome, replayed: true)
+            return (EventResult(outcome: outcome, replayed: true), [])
         }
         let old = try UserStateSQL.load(userId: job.userId, db)
         var new = old
@@ -255,7 +259,7 @@ final class GroupCommitWriter: Sendable {
                 "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES (?1, ?2, ?3, ?4)",
                 [.text(job.userId), .text(eventId), .blob(outcome), .integer(now)])
         }
-        return EventResult(outcome: outcome, replayed: false)
+        return (EventResult(outcome: outcome, replayed: false), activity)
     }
 
     // MARK: - Checkpoint policy

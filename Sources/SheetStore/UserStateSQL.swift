@@ -34,18 +34,15 @@ enum UserStateSQL {
         try statement.run()
     }
 
-    /// Appends the activity records of one update (same transaction) and adds them to the totals.
+    /// Appends the activity records of one update (same transaction). The per-sheet totals are not
+    /// touched here: the writer counts a batch's records in `ActivityTotals` and adds them once, before
+    /// the batch commits.
     static func append(_ activity: [SheetActivity], userId: String, _ db: Connection) throws {
         guard !activity.isEmpty else { return }
         let insert = try db.cachedStatement(
             """
             INSERT INTO sheet_activity (user_id, seq, sheet_id, at, kind, method)
             VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM sheet_activity WHERE user_id = ?1), ?2, ?3, ?4, ?5)
-            """)
-        let total = try db.cachedStatement(
-            """
-            INSERT INTO sheet_totals (sheet_id, kind, method, total) VALUES (?1, ?2, ?3, 1)
-            ON CONFLICT (sheet_id, kind, method) DO UPDATE SET total = total + 1
             """)
         for record in activity {
             defer { insert.reset() }
@@ -55,10 +52,23 @@ enum UserStateSQL {
             try insert.bind(record.kind.rawValue, at: 4)
             try insert.bind(record.method, at: 5)
             try insert.run()
+        }
+    }
+
+    /// Adds counted activity records to the per-sheet totals (same transaction as the records).
+    static func add(_ totals: ActivityTotals, _ db: Connection) throws {
+        guard !totals.counts.isEmpty else { return }
+        let total = try db.cachedStatement(
+            """
+            INSERT INTO sheet_totals (sheet_id, kind, method, total) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (sheet_id, kind, method) DO UPDATE SET total = total + excluded.total
+            """)
+        for entry in totals.counts {
             defer { total.reset() }
-            try total.bind(record.sheetId, at: 1)
-            try total.bind(record.kind.rawValue, at: 2)
-            try total.bind(record.method ?? "", at: 3)
+            try total.bind(entry.sheetId, at: 1)
+            try total.bind(entry.kind.rawValue, at: 2)
+            try total.bind(entry.method ?? "", at: 3)
+            try total.bind(Int64(entry.count), at: 4)
             try total.run()
         }
     }
@@ -68,5 +78,22 @@ enum UserStateSQL {
         try db.run("DELETE FROM user_states WHERE user_id = ?1", [.text(userId)])
         try db.run("DELETE FROM processed_events WHERE user_id = ?1", [.text(userId)])
         try db.run("DELETE FROM sheet_activity WHERE user_id = ?1", [.text(userId)])
+    }
+}
+
+/// The activity records of a batch's committed-to-be updates, counted per (sheet, kind, method): one
+/// `sheet_totals` upsert per key and batch instead of one per record.
+struct ActivityTotals {
+    /// Few distinct keys per batch (mostly one sheet and kind), so a list searched linearly.
+    private(set) var counts: [(sheetId: String, kind: SheetActivity.Kind, method: String?, count: Int)] = []
+
+    mutating func add(_ records: [SheetActivity]) {
+        for record in records {
+            if let i = counts.firstIndex(where: { $0.kind == record.kind && $0.method == record.method && $0.sheetId == record.sheetId }) {
+                counts[i].count += 1
+            } else {
+                counts.append((record.sheetId, record.kind, record.method, 1))
+            }
+        }
     }
 }

@@ -296,6 +296,56 @@ let sampleState = UserState(
         }
     }
 
+    /// A batch adds its activity to the per-sheet totals once per sheet, kind and method; an update
+    /// whose body throws (its savepoint rolled back) adds nothing. The totals (read without `since`)
+    /// equal the count of the activity rows (read with it).
+    @Test func batchTotalsCountOnlyCommittedActivity() throws {
+        try withStore { store, _ throws in
+            let entered = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let holder = Thread {
+                _ = try! store.update(userId: "holder", eventId: nil) { _, _ in
+                    entered.signal()
+                    release.wait()
+                    return []
+                }
+            }
+            holder.start()
+            entered.wait()
+            let done = DispatchGroup()
+            let failed = ConcurrentCounter()
+            for i in 0..<60 {
+                done.enter()
+                store.submit(
+                    userId: "u\(i % 7)", eventId: "e\(i)",
+                    { state, activity in
+                        let at = Timestamp(millisecondsSince1970: 1000 + Int64(i))
+                        activity.append(SheetActivity(sheetId: "s", kind: .dismissal, method: i % 2 == 0 ? "swipe" : "closeButton", at: at))
+                        activity.append(SheetActivity(sheetId: i % 3 == 0 ? "t" : "s", kind: .impression, at: at))
+                        if i % 5 == 0 { throw BodyFailed() }
+                        state.containers[Self.key] = ContainerCount(count: i)
+                        return []
+                    }
+                ) { result in
+                    if case .failure = result { failed.add() }
+                    done.leave()
+                }
+            }
+            release.signal()
+            #expect(done.wait(timeout: .now() + 30) == .success)
+            #expect(failed.value == 12)
+            let since = Timestamp(millisecondsSince1970: 0)
+            for sheet in ["s", "t"] {
+                #expect(try store.sheetStats(sheetId: sheet, since: nil) == store.sheetStats(sheetId: sheet, since: since))
+            }
+            let s = try store.sheetStats(sheetId: "s", since: nil)
+            #expect(s.dismissals == ["swipe": 24, "closeButton": 24])
+            #expect(s.impressions == 32)
+            #expect(try store.sheetStats(sheetId: "t", since: nil).impressions == 16)
+            #expect(store.writeStatistics.largestBatch == 60)
+        }
+    }
+
     /// The WAL is checkpointed in the background: it does not grow with the number of commits, and
     /// no commit runs SQLite's automatic checkpoint.
     @Test func backgroundCheckpointsBoundTheWAL() throws {

@@ -54,7 +54,10 @@ enum RequestBody {
 struct BodyReader {
     private let object: [String: JSONValue]
     private(set) var invalid: [(name: String, reason: String)] = []
-    private var known: Set<String> = []
+    /// The names read so far (a handful per body: a list is cheaper than hashing each name).
+    private var known: [String] = []
+    /// How many of the object's members are among `known`: all of them, and none is unknown.
+    private var knownPresent = 0
     private let prefix: String
 
     init(_ object: [String: JSONValue], prefix: String = "") {
@@ -69,8 +72,12 @@ struct BodyReader {
 
     /// The member's raw value; absent and JSON null both read as nil (recording "is required" when it is).
     private mutating func member(_ name: String, required: Bool) -> JSONValue? {
-        known.insert(name)
-        guard let raw = object[name], raw != .null else {
+        let raw = object[name]
+        if !known.contains(name) {
+            known.append(name)
+            if raw != nil { knownPresent += 1 }
+        }
+        guard let raw, raw != .null else {
             if required { fail(name, "is required") }
             return nil
         }
@@ -163,6 +170,7 @@ struct BodyReader {
     /// At most `unknownMembersNamed` are named, so a body of thousands of members cannot make the
     /// answer (and the work to build it) grow with them; the last one named says how many more there are.
     mutating func rejectUnknownMembers() {
+        guard knownPresent < object.count else { return }
         let unknown = object.keys.filter { !known.contains($0) }.sorted()
         for key in unknown.prefix(Self.unknownMembersNamed) {
             invalid.append((prefix + key, "is not a known member"))
@@ -170,7 +178,8 @@ struct BodyReader {
         if unknown.count > Self.unknownMembersNamed, let last = invalid.popLast() {
             invalid.append((last.name, "is not a known member (nor are \(unknown.count - Self.unknownMembersNamed) more)"))
         }
-        known.formUnion(object.keys)
+        known += unknown
+        knownPresent = object.count
     }
 
     static let unknownMembersNamed = 20

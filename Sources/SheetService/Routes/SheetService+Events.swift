@@ -110,9 +110,10 @@ extension SheetService {
             let outcome = try body(&state)
             let now = clock()
             for (sheetId, kind, method) in emitting { activity.append(SheetActivity(sheetId: sheetId, kind: kind, method: method, at: now)) }
-            for sheetId in latched.keys.sorted() where state.latches[sheetId] == nil {
-                activity.append(SheetActivity(sheetId: sheetId, kind: .latchRelease, at: now))
-            }
+            // Sorted only when some latch was released (most events release none).
+            var released: [String] = []
+            for sheetId in latched.keys where state.latches[sheetId] == nil { released.append(sheetId) }
+            for sheetId in released.sorted() { activity.append(SheetActivity(sheetId: sheetId, kind: .latchRelease, at: now)) }
             emitted.records.withLock { $0 = activity }
             return outcome
         }
