@@ -60,7 +60,12 @@ public struct JSONBuffer: ~Copyable {
     }
 
     /// Appends bytes as they are (JSON rendered elsewhere).
-    public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    public mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { append($0) }
+    }
+
+    /// Appends bytes as they are (internal: no unsafe pointer crosses the module's API).
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         if capacity &- used < bytes.count { grow(toHold: bytes.count) }
         (base + used).initialize(from: source, count: bytes.count)

@@ -103,8 +103,8 @@ struct JSONBufferTests {
         inner.append(UInt8(ascii: "}"))
         let rendered = inner.bytes
         var out = JSONBuffer(capacity: 2)
-        rendered.withUnsafeBufferPointer { out.append($0) }
-        [UInt8]().withUnsafeBufferPointer { out.append($0) }
+        out.append(rendered)
+        out.append([UInt8]())
         #expect(text(out) == #"{"a":1}"#)
 
         var writer = JSONWriter()
