@@ -15,6 +15,8 @@
 #   replicas  two sheetd replicas on the one database, a wrk -c32 on each at once (count PUTs,
 #             then decision GETs): per replica and together
 # Server CPU per request from /proc/PID/stat; the database's CPU from the postmaster's children.
+# BENCH_BASE_BIN: a baseline sheetd binary; adds get-ab and get-nc-ab (baseline against BIN on
+# PostgreSQL, interleaved; their figures are in the log and BENCH_KEEP_RESULTS, not in the table).
 # Environment: BENCH_ROUNDS, BENCH_DURATION, BENCH_THREADS (MHD workers of the SQLite server and
 # the yardstick; default cores - 1), BENCH_PG_THREADS (MHD workers of sheetd on PostgreSQL,
 # default 4: a worker waits for the database on a read), BENCH_USERS, BENCH_ONLY="put get".
@@ -25,7 +27,7 @@ quick=0
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -115,7 +117,8 @@ start() {
 start_once() {
   local kind=$1
   next_port=$((next_port + 1)); PORT=$next_port
-  local out="$WORK/server.$PORT.log" extra="" db
+  local out="$WORK/server.$PORT.log" extra="" db BIN=$BIN
+  case $kind in *-base) BIN=$BENCH_BASE_BIN kind=${kind%-base} ;; esac
   case $kind in *-nc) extra="--decision-cache 0" ;; esac
   case $kind in
     sheetd-sqlite*)
@@ -204,6 +207,10 @@ SCENARIOS=(
   "get decision.lua sheetd-sqlite sheetd-pg"
   "get-same decision.lua sheetd-sqlite sheetd-pg-same"
   "get-nc decision.lua sheetd-sqlite-nc sheetd-pg-nc"
+)
+[ -n "${BENCH_BASE_BIN:-}" ] && SCENARIOS+=(
+  "get-ab decision.lua sheetd-pg-base sheetd-pg"
+  "get-nc-ab decision.lua sheetd-pg-nc-base sheetd-pg-nc"
 )
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$ROUNDS"); do
