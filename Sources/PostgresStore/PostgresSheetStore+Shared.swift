@@ -65,6 +65,42 @@ extension PostgresSheetStore: SharedSheetStore {
         }
     }
 
+    /// `batchVersionsSQL`'s versions (tag 9, by user id, in any order) and the states of the users in
+    /// `$2` (`PostgresUserStateSQL.loadManySQL`'s rows), in one statement: one snapshot.
+    static let batchStatesSQL = """
+        SELECT u.id, 9, coalesce(v.version, 0)::text, coalesce((SELECT version FROM catalog_version), 0)::text,
+               NULL::float8, NULL::text
+        FROM unnest($1::text[]) AS u(id) LEFT JOIN user_versions v ON v.user_id = u.id
+        UNION ALL
+        SELECT * FROM (\(PostgresUserStateSQL.loadManySQL.replacing("$1::text[]", with: "$2::text[]"))) AS state
+        """
+
+    public func versions(
+        userIds: [String], loading: [String]
+    ) throws(StoreError) -> (
+        users: [Int64], catalog: Int64, states: [String: UserState]
+    ) {
+        guard !loading.isEmpty else {
+            let (users, catalog) = try versions(userIds: userIds)
+            return (users, catalog, [:])
+        }
+        return try read { db in
+            let rows = try db.query(Self.batchStatesSQL, [.text(Self.arrayLiteral(userIds)), .text(Self.arrayLiteral(loading))])
+            var versions: [String: Int64] = [:]
+            var catalog: Int64?
+            for row in rows where row.int(at: 1) == 9 {
+                versions[row.string(at: 0)] = Int64(row.string(at: 2)) ?? 0
+                catalog = Int64(row.string(at: 3)) ?? 0
+            }
+            guard let catalog, versions.count == Set(userIds).count else {
+                throw StoreError.failure("\(versions.count) versions for \(userIds.count) users")
+            }
+            var states = try PostgresUserStateSQL.states(from: rows.lazy.filter { $0.int(at: 1) != 9 })
+            for userId in loading where states[userId] == nil { states[userId] = UserState() }
+            return (userIds.map { versions[$0] ?? 0 }, catalog, states)
+        }
+    }
+
     /// A text[] literal: every element double-quoted, `"` and `\` escaped with a backslash.
     static func arrayLiteral(_ elements: [String]) -> String {
         var literal = "{"

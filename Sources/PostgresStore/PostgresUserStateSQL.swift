@@ -29,7 +29,7 @@ enum PostgresUserStateSQL {
     }
 
     /// The states in the rows of `loadManySQL`, by user id (users without rows are absent).
-    static func states(from rows: PostgresRows) throws -> [String: UserState] {
+    static func states(from rows: some Sequence<PostgresRow>) throws -> [String: UserState] {
         var byUser: [String: [PostgresRow]] = [:]
         for row in rows { byUser[row.string(at: 0), default: []].append(row) }
         return try byUser.mapValues { try decode($0, column: 1) }

@@ -16,6 +16,8 @@ public final class SheetService: Sendable {
     let replicaCounters = ReplicaCounters()
     /// On a shared database: one round trip checks the cached decisions of every waiting request.
     let versionBatcher: VersionBatcher?
+    /// On a shared database: decisions the batched check could not answer from the cache.
+    let decisionThreads: WorkerThreads?
     let tokens: TokenVerifier
     let metrics: HTTPMetrics
     let openAPIDocument: [UInt8]
@@ -50,6 +52,7 @@ public final class SheetService: Sendable {
         self.store = store
         self.shared = store as? any SharedSheetStore
         self.versionBatcher = shared.map { VersionBatcher(store: $0) }
+        self.decisionThreads = shared == nil ? nil : WorkerThreads(count: 2)
         self.clock = clock
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         self.stateLimits = stateLimits

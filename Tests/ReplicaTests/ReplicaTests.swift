@@ -51,7 +51,7 @@ struct ReplicaTests {
             pair.bService.decisions.storeVersion(
                 userId: "u2", context: ClientContextFixture.homeIOS, catalogVersion: pair.bService.catalogSnapshot.currentVersion))
         #expect(cachedVersion > 0)
-        // Those cached decisions were checked by the batched version read.
+        // Those cached decisions were checked by the batched version read (the route's deferred path).
         let checked = try #require(pair.bService.versionBatcher).checked.load(ordering: .relaxed)
         #expect(checked >= 20)
     }

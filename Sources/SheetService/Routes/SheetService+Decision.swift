@@ -13,7 +13,7 @@ extension SheetService {
         let userId = try authorizeUser(request)
         let context = try DecisionQuery.context(from: request)
         let wait = PreferWait.seconds(request.header("Prefer"))
-        if wait == nil, let batched = try batchedDecision(userId: userId, context: context, condition: request.header("If-None-Match")) {
+        if wait == nil, let batched = batchedDecision(userId: userId, context: context, condition: request.header("If-None-Match")) {
             return batched
         }
         let answer = try currentAnswer(userId: userId, context: context).answer
@@ -26,27 +26,50 @@ extension SheetService {
         return Self.decisionResponse(answer)
     }
 
-    /// On a shared database with this decision cached: the answer once a batched version check (one
-    /// round trip shared by every request waiting, on the worker's own thread) says the cached answer
-    /// is current; otherwise the one-request path. Nil: not cached, or not a shared database.
-    private func batchedDecision(userId: String, context: ClientContext, condition: String?) throws(Problem) -> HTTPResponse? {
-        guard let versionBatcher,
-            let known = decisions.storeVersion(userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion)
-        else { return nil }
-        func respond(_ answer: DecisionCache.Answer) -> HTTPResponse {
-            if let condition, EntityTag.matches(condition, answer.etag) { return Self.notModified(answer) }
-            return Self.decisionResponse(answer)
+    /// On a shared database: one round trip shared by every request waiting (`VersionBatcher`). A
+    /// cached decision is answered once the batched check says it is current; an uncached one is
+    /// computed, on a decision thread, from the state read in that round trip; a cached one that
+    /// changed takes the one-request path, on a decision thread. Nil: not a shared database.
+    private func batchedDecision(userId: String, context: ClientContext, condition: String?) -> HTTPResponse? {
+        guard let versionBatcher, let decisionThreads else { return nil }
+        let known = decisions.storeVersion(userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion)
+        let epoch = decisions.epoch(of: userId)  // before the state is read
+        return .deferred { [self] promise in
+            versionBatcher.check(userId, loadingState: known == nil) { [self] result in
+                @Sendable func respond(_ answer: DecisionCache.Answer) -> HTTPResponse {
+                    if let condition, EntityTag.matches(condition, answer.etag) { return Self.notModified(answer) }
+                    return Self.decisionResponse(answer)
+                }
+                switch result {
+                case .success(let read) where known != nil && read.versions.user == known && read.versions.catalog == catalogSnapshot.sharedVersion:
+                    if let hit = decisions.lookup(
+                        userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion, storeVersion: read.versions.user,
+                        now: clock)
+                    {
+                        return promise.succeed(respond(hit.answer))
+                    }
+                    fallthrough
+                case .success(let read):
+                    // Not cached (the state came with the versions), or changed since cached (or the
+                    // entry went: read the state): off the batcher's thread.
+                    decisionThreads.run { [self] in
+                        promise.complete { () throws(Problem) in
+                            guard let state = read.state else { return respond(try currentAnswer(userId: userId, context: context).answer) }
+                            try refreshCatalog(seen: read.versions.catalog)
+                            let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
+                            return respond(
+                                remember(
+                                    userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
+                                    decision: decide(catalog: catalog, state: state, context: context)
+                                ).answer)
+                        }
+                    }
+                case .failure(let error):
+                    databaseErrors.add(1, ordering: .relaxed)
+                    promise.fail(Problems.storage(error))
+                }
+            }
         }
-        let versions = try storage { () throws(StoreError) in try versionBatcher.versions(of: userId).get() }
-        if versions.user == known, versions.catalog == catalogSnapshot.sharedVersion,
-            let hit = decisions.lookup(
-                userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion, storeVersion: versions.user,
-                now: clock)
-        {
-            return respond(hit.answer)
-        }
-        // Changed since cached (or the entry went): read the state.
-        return respond(try currentAnswer(userId: userId, context: context).answer)
     }
 
     /// The decision for this user and context: from the cache, or computed from the stored state at the
