@@ -80,6 +80,35 @@ struct SharedStoreTests {
         #expect(PostgresSheetStore.arrayLiteral(["a", #"b"c\"#]) == #"{"a","b\"c\\"}"#)
     }
 
+    /// The batched read with states: the versions of every user asked, the states of those loading
+    /// (empty for a user never written), each the one-user read's state and version.
+    @Test func batchedStatesMatchTheOneUserRead() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        let a = try #require(try database.open() as? PostgresSheetStore)
+        defer { a.close() }
+        try setCount(a, "x", 1)
+        try setCount(a, "y", 2)
+        _ = try a.update(userId: "y", eventId: nil) { state in
+            state.latches["s"] = 3
+            return []
+        }
+        let (users, catalog, states) = try a.versions(userIds: ["y", "nobody", "x", "y"], loading: ["y", "nobody"])
+        let (x, _) = try a.userState(userId: "x", unlessUserVersion: nil)
+        let (y, yState) = try a.userState(userId: "y", unlessUserVersion: nil)
+        #expect(users == [y.user, 0, x.user, y.user])
+        #expect(catalog == x.catalog)
+        #expect(states.count == 2)
+        #expect(states["y"] == yState)
+        #expect(states["y"]?.latches["s"] == 3)
+        #expect(states["y"]?.containers[Self.key]?.count == 2)
+        #expect(states["nobody"] == UserState())
+        #expect(states["x"] == nil, "x was not asked to load")
+        // Nothing to load: the versions alone.
+        let versionsOnly = try a.versions(userIds: ["x"], loading: [])
+        #expect(versionsOnly.users == [x.user] && versionsOnly.states.isEmpty)
+    }
+
     /// One store's committed writes, erases and catalog changes reach the other's listener (not its
     /// own); a replayed event sends nothing.
     @Test func listenersHearTheOtherStoresChanges() throws {

@@ -7,10 +7,11 @@ import Synchronization
 ///
 /// Guarantees, and how they are kept:
 /// - Read-your-writes on any replica: every decision checks the user's version in the database after
-///   the request arrived. A cached decision of the HTTP route waits for a batched check
-///   (`VersionBatcher`: one statement for every request waiting); streams, long-polls and uncached
-///   decisions use `sharedAnswer` (`SharedSheetStore.userState(userId:unlessUserVersion:)`: the two
-///   versions, and the state with its version only when the cached answer's is not current). A
+///   the request arrived. A decision of the HTTP route waits for a batched read (`VersionBatcher`: one
+///   statement for every request waiting; the versions, and the state with its version when the
+///   answer is not cached); streams, long-polls and changed cached answers use `sharedAnswer`
+///   (`SharedSheetStore.userState(userId:unlessUserVersion:)`: the two versions, and the state with
+///   its version only when the cached answer's is not current). A
 ///   notification alone could not promise it: it may still be on its way to this replica when a
 ///   request sent after the write's acknowledgement arrives.
 /// - The catalog: every catalog read compares the database's catalog version (the decision's round
