@@ -1,4 +1,5 @@
 import Concurrency
+import Foundation
 public import MicroHTTP
 public import SheetPolicy
 public import SheetStore
@@ -52,7 +53,8 @@ public final class SheetService: Sendable {
         self.store = store
         self.shared = store as? any SharedSheetStore
         self.versionBatcher = shared.map { VersionBatcher(store: $0) }
-        self.decisionThreads = shared == nil ? nil : WorkerThreads(count: 2)
+        // Uncached decisions on a shared database are computed there: one thread per core (at least two).
+        self.decisionThreads = shared == nil ? nil : WorkerThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount))
         self.clock = clock
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         self.stateLimits = stateLimits
