@@ -11,15 +11,35 @@ public enum SHA256 {
     }
 
     private static func hash(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        digest.withUnsafeMutableBufferPointer { out in
-            _ = CCrypto.SHA256(input.baseAddress, input.count, out.baseAddress)
+        [UInt8](unsafeUninitializedCapacity: byteCount) { out, initialized in
+            ccrypto_sha256(input.baseAddress, input.count, out.baseAddress)
+            initialized = byteCount
         }
-        return digest
     }
+
+    /// The digest's length in bytes.
+    public static let byteCount = Int(SHA256_DIGEST_LENGTH)
 
     /// The digest as lower-case hex (64 characters).
     public static func hex(_ bytes: some Collection<UInt8>) -> String { Hex.encode(hash(bytes)) }
+
+    /// The first `length` bytes (at most 32) of the digest of `bytes` as lower-case hex between double
+    /// quotes (an HTTP entity tag), built in one string: no digest array, no intermediate strings.
+    public static func quotedHexPrefix(of bytes: [UInt8], length: Int) -> String {
+        precondition(length >= 0 && length <= byteCount, "a SHA-256 digest has \(byteCount) bytes")
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: byteCount) { digest in
+            bytes.withUnsafeBufferPointer { ccrypto_sha256($0.baseAddress, $0.count, digest.baseAddress) }
+            return String(unsafeUninitializedCapacity: 2 * length + 2) { out in
+                out[0] = UInt8(ascii: "\"")
+                for i in 0..<length {
+                    out[1 + 2 * i] = Hex.digit(digest[i] >> 4)
+                    out[2 + 2 * i] = Hex.digit(digest[i] & 0x0f)
+                }
+                out[2 * length + 1] = UInt8(ascii: "\"")
+                return 2 * length + 2
+            }
+        }
+    }
 }
 
 public enum HMACSHA256 {
@@ -70,8 +90,8 @@ public enum Hex {
             String(unsafeUninitializedCapacity: input.count * 2) { out in
                 var i = 0
                 for b in input {
-                    out[i] = hexDigit(b >> 4)
-                    out[i + 1] = hexDigit(b & 0x0f)
+                    out[i] = digit(b >> 4)
+                    out[i + 1] = digit(b & 0x0f)
                     i += 2
                 }
                 return i
@@ -79,5 +99,5 @@ public enum Hex {
         }
     }
 
-    @inline(__always) private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x57 + v }
+    @inline(__always) static func digit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x57 + v }
 }

@@ -8,6 +8,55 @@ struct DigestTests {
         #expect(SHA256.hex([UInt8]()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
+    /// SHA-256 matches the FIPS 180-2 vectors that span blocks: 448 bits (two blocks after padding)
+    /// and a million bytes; a slice hashes like the array of its bytes.
+    @Test func sha256MatchesMultiBlockVectors() {
+        #expect(
+            SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(
+            SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        // Slices and other collections take the copying path and must hash the same bytes.
+        let bytes = Array("xxabcxx".utf8)
+        #expect(SHA256.hex(bytes[2..<5]) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hash(Array("abc".utf8)).count == SHA256.byteCount)
+    }
+
+    /// The quoted hex prefix is the digest's first bytes in hex between double quotes, for any length.
+    @Test func quotedHexPrefixIsTheDigestsPrefix() {
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        #expect(SHA256.quotedHexPrefix(of: Array("abc".utf8), length: 16) == "\"" + abc.prefix(32) + "\"")
+        #expect(SHA256.quotedHexPrefix(of: Array("abc".utf8), length: 32) == "\"" + abc + "\"")
+        #expect(SHA256.quotedHexPrefix(of: Array("abc".utf8), length: 0) == "\"\"")
+        #expect(SHA256.quotedHexPrefix(of: [], length: 16) == "\"e3b0c44298fc1c149afbf4c8996fb924\"")
+        for count in [55, 56, 63, 64, 65, 119, 120, 1906, 4096] {
+            let body = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            #expect(SHA256.quotedHexPrefix(of: body, length: 16) == "\"" + SHA256.hex(body).prefix(32) + "\"")
+        }
+    }
+
+    /// Digests computed on many threads at once are each the digest of their own input (the digest
+    /// keeps no state between calls).
+    @Test func sha256OnManyThreadsAtOnce() async {
+        let inputs = (0..<8).map { t in (0..<(1000 + 97 * t)).map { UInt8(truncatingIfNeeded: $0 ^ t) } }
+        let expected = inputs.map { SHA256.hex($0) }
+        let results = await withTaskGroup(of: (Int, Bool).self) { group in
+            for (t, input) in inputs.enumerated() {
+                group.addTask {
+                    var same = true
+                    for _ in 0..<200 where SHA256.hex(input) != expected[t] { same = false }
+                    return (t, same)
+                }
+            }
+            var all: [Int: Bool] = [:]
+            for await (t, same) in group { all[t] = same }
+            return all
+        }
+        #expect(results.count == inputs.count && results.values.allSatisfy { $0 })
+        #expect(Set(expected).count == inputs.count)
+    }
+
     /// HMAC-SHA256 matches RFC 4231 test case 2.
     @Test func hmacMatchesRFC4231() {
         let mac = HMACSHA256.authenticationCode(for: Array("what do ya want for nothing?".utf8), key: Array("Jefe".utf8))

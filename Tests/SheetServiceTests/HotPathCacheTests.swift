@@ -145,6 +145,43 @@ import Testing
                 .answer.body == [3])
     }
 
+    /// The intern table's fingerprint depends on every byte and the length (the tail shorter than 16
+    /// bytes included), and interning finds bodies of any length again.
+    @Test func decisionCacheFingerprintCoversEveryByte() {
+        let body = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        var seen: Set<Int> = []
+        for length in 0...body.count {
+            let prefix = Array(body.prefix(length))
+            #expect(DecisionCache.fingerprint(prefix) == DecisionCache.fingerprint(Array(prefix)))
+            seen.insert(DecisionCache.fingerprint(prefix))
+        }
+        #expect(seen.count == body.count + 1)
+        for index in body.indices {
+            var changed = body
+            changed[index] ^= 1
+            #expect(DecisionCache.fingerprint(changed) != DecisionCache.fingerprint(body))
+            #expect(!DecisionCache.sameBytes(changed, body))
+        }
+        #expect(DecisionCache.sameBytes(body, Array(body)) && DecisionCache.sameBytes([], []))
+        let cache = DecisionCache()
+        var computed = 0
+        for length in [0, 1, 15, 16, 17, 31, 32, 33, 100] {
+            let bytes = Array(body.prefix(length))
+            let first = cache.answer(
+                userId: "u", body: bytes,
+                etag: { _ in
+                    computed += 1; return "\"\(length)\""
+                })
+            let again = cache.answer(
+                userId: "u", body: Array(bytes),
+                etag: { _ in
+                    computed += 1; return ""
+                })
+            #expect(first === again && again.etag == "\"\(length)\"")
+        }
+        #expect(computed == 9)
+    }
+
     @Test func decisionCacheFollowsEpochs() {
         let cache = DecisionCache(generationCapacity: 1)
         let context = ClientContextForTests.home

@@ -109,8 +109,8 @@ extension SheetService {
     }
 
     /// Strong validator over the exact bytes: an event that leaves the decision unchanged leaves the tag.
-    /// (Array(...) here, where the slice type is known: the generic overload walks it through witnesses.)
-    static func entityTag(_ body: [UInt8]) -> String { "\"" + Hex.encode(Array(SHA256.hash(body).prefix(16))) + "\"" }
+    /// The first 16 bytes of the body's SHA-256, in hex, quoted.
+    static func entityTag(_ body: [UInt8]) -> String { SHA256.quotedHexPrefix(of: body, length: 16) }
 
     /// The 200 answer of the decision route.
     static func decisionResponse(_ answer: DecisionCache.Answer, extraHeaders: [(String, String)] = []) -> HTTPResponse {

@@ -2,6 +2,12 @@ import Concurrency
 import SheetPolicy
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A bounded cache of decision answers (body and ETag), kept exact by the write path.
 ///
 /// A decision is a pure function of (catalog, user state, client context). An entry remembers the
@@ -148,11 +154,46 @@ final class DecisionCache: Sendable {
     func answer(userId: String, body: [UInt8], etag: ([UInt8]) -> String) -> Answer {
         guard enabled else { return Answer(body: body, etag: etag(body)) }
         // Interned in the user's shard: users in the same state spread over every shard's lock.
-        let key = body.hashValue, hash = userId.hashValue
-        if let interned = answers.value(for: key, hash: hash), interned.body == body { return interned }
+        let key = Self.fingerprint(body), hash = userId.hashValue
+        if let interned = answers.value(for: key, hash: hash), Self.sameBytes(interned.body, body) { return interned }
         let made = Answer(body: body, etag: etag(body))  // outside any lock: SHA-256 of the body
         answers.insert(made, for: key, hash: hash)
         return made
+    }
+
+    /// The intern table's key for `body`: a fast 64-bit hash of every byte, 16 at a time (the
+    /// standard `hashValue` of an array feeds its hasher one byte at a time, several times the cost
+    /// of the SHA-256 it saves). Not keyed: a collision only costs a byte comparison and a SHA-256.
+    static func fingerprint(_ body: [UInt8]) -> Int {
+        @inline(__always) func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
+            let (high, low) = a.multipliedFullWidth(by: b)
+            return high ^ low
+        }
+        return body.withUnsafeBytes { bytes in
+            let count = bytes.count
+            var seed: UInt64 = 0xa076_1d64_78bd_642f ^ UInt64(truncatingIfNeeded: count)
+            var i = 0
+            while i + 16 <= count {
+                let a = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let b = bytes.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)
+                seed = mix(a ^ 0xe703_7ed1_a0b4_28db, b ^ seed)
+                i += 16
+            }
+            var tail: (UInt64, UInt64) = (0, 0)
+            if i < count {
+                withUnsafeMutableBytes(of: &tail) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[i...])) }
+            }
+            seed = mix(tail.0 ^ 0x8ebc_6af0_9c88_c6e3, tail.1 ^ seed)
+            return Int(truncatingIfNeeded: mix(seed ^ 0x5899_65cc_7537_4cc3, UInt64(truncatingIfNeeded: count) ^ 0x1d8e_4e27_c47d_124f))
+        }
+    }
+
+    /// Byte equality through `memcmp` (the array's own `==` compares element by element).
+    static func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return a.withUnsafeBytes { x in
+            b.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
     }
 
     /// The store version of the cached answer for this context and catalog, when its epoch is current:
