@@ -86,7 +86,7 @@ final class DecisionCache: Sendable {
     var generationCapacity: Int { users.generationCapacity }
 
     /// Whether answers are kept at all (`SHEETD_DECISION_CACHE=0` turns the cache off; epochs are
-    /// still kept, they cost nothing).
+    /// still kept, they cost nothing, and so are interned answers: see `answer`).
     let enabled: Bool
 
     /// A cache for about `users` users in all (rounded to whole shards); 0 keeps nothing.
@@ -151,8 +151,10 @@ final class DecisionCache: Sendable {
     /// The answer for a freshly rendered decision `body`: the interned one with these exact bytes
     /// when there is one (its ETag was computed from the same bytes, so `etag` is not called: users
     /// in the same state share one answer and one SHA-256), else a new one, interned.
+    ///
+    /// Interned with the cache off too: the table holds no decision, only which ETag exact bytes have
+    /// (every byte is compared), and a decision computed again is usually one already seen.
     func answer(userId: String, body: [UInt8], etag: ([UInt8]) -> String) -> Answer {
-        guard enabled else { return Answer(body: body, etag: etag(body)) }
         // Interned in the user's shard: users in the same state spread over every shard's lock.
         let key = Self.fingerprint(body), hash = userId.hashValue
         if let interned = answers.value(for: key, hash: hash), Self.sameBytes(interned.body, body) { return interned }
