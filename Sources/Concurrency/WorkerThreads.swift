@@ -15,6 +15,12 @@ import Darwin
 public final class WorkerThreads: Sendable {
     private let state: WorkerQueue
 
+    /// The cores online now (at least one).
+    public static var onlineCores: Int {
+        let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        return n > 0 ? n : 1
+    }
+
     /// Starts `count` threads (at least one).
     public init(count: Int) {
         state = WorkerQueue()

@@ -1,5 +1,4 @@
 import Concurrency
-import Foundation
 public import MicroHTTP
 public import SheetPolicy
 public import SheetStore
@@ -54,7 +53,7 @@ public final class SheetService: Sendable {
         self.shared = store as? any SharedSheetStore
         self.versionBatcher = shared.map { VersionBatcher(store: $0) }
         // Uncached decisions on a shared database are computed there: one thread per core (at least two).
-        self.decisionThreads = shared == nil ? nil : WorkerThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount))
+        self.decisionThreads = shared == nil ? nil : WorkerThreads(count: max(2, WorkerThreads.onlineCores))
         self.clock = clock
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         self.stateLimits = stateLimits
