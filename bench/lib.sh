@@ -16,7 +16,7 @@ start_warm_sheetd() {
   local bin=$1; shift
   local attempt
   for attempt in 1 2 3; do  # a random port can be taken: try another
-    SHEETD_PORT=$(( 21000 + RANDOM % 20000 ))
+    SHEETD_PORT=$(( 12000 + RANDOM % 16000 ))
     rm -f "$WORK/run.sqlite" "$WORK/run.sqlite-wal" "$WORK/run.sqlite-shm"
     cp "$WORK/base.sqlite" "$WORK/run.sqlite"
     # shellcheck disable=SC2086

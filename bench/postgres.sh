@@ -76,7 +76,7 @@ PGURL=$(scripts/postgres.sh start "$PGDIR" 2>/dev/null)
 PSQL="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/psql"
 POSTMASTER=$(head -1 "$PGDIR/data/postmaster.pid")
 t0=$(now_ns)
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(( 12000 + RANDOM % 16000 ))
 SHEETD_JWT_SECRET=preload SHEETD_ADMIN_TOKEN=preload-admin "$BIN" serve --port "$port" --db "$PGURL" \
   --catalog examples/catalog.json --access-log false > "$WORK/preload.log" 2>&1 &
 pid=$!
@@ -101,7 +101,8 @@ PRELOAD_MS=$(( ($(now_ns) - t0) / 1000000 ))
 log "PostgreSQL: $USERS users preloaded in $PRELOAD_MS ms ($PGURL)"
 
 # --- servers ------------------------------------------------------------------------------------
-next_port=$(( 21000 + RANDOM % 20000 ))
+# Below Linux's ephemeral range (32768 and up): see bench/run.sh.
+next_port=$(( 12000 + RANDOM % 16000 ))
 PORT=0 PID=0
 # start KIND: sheetd-sqlite[-nc], sheetd-pg[-nc], pg_upsert. A port can be taken between rounds (by
 # an ephemeral port of the load client's connections, say): then the next one is tried.

@@ -13,7 +13,7 @@
 set -euo pipefail
 bin=$1 db=$2 users=$3 catalog=$4
 rm -f "$db" "$db-wal" "$db-shm"
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(( 12000 + RANDOM % 16000 ))
 SHEETD_JWT_SECRET=preload SHEETD_ADMIN_TOKEN=preload-admin "$bin" serve --port "$port" --db "$db" \
   --catalog "$catalog" --access-log false > "$db.start.log" 2>&1 &
 pid=$!

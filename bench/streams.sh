@@ -43,7 +43,7 @@ cc -O2 -o "$WORK/sseclient" bench/streams/sseclient.c
 
 ADMIN="bench-admin-$RANDOM$RANDOM"
 for attempt in 1 2 3; do  # a random port can be taken: try another
-  PORT=$(( 21000 + RANDOM % 20000 ))
+  PORT=$(( 12000 + RANDOM % 16000 ))
   rm -f "$WORK"/sheetd.sqlite*
   SHEETD_JWT_SECRET="bench-secret-$RANDOM$RANDOM" SHEETD_ADMIN_TOKEN=$ADMIN "$BIN" serve --port "$PORT" \
     --db "$WORK/sheetd.sqlite" --catalog examples/catalog.json --access-log false --max-streams $((STREAMS + 100)) \
