@@ -34,16 +34,19 @@ enum UserStateSQL {
         try statement.run()
     }
 
+    /// One activity record, numbered after the user's last. Its plan must build no temporary B-tree
+    /// (a CHECK with a long IN list did, for every row: migration 5).
+    static let appendSQL = """
+        INSERT INTO sheet_activity (user_id, seq, sheet_id, at, kind, method)
+        VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM sheet_activity WHERE user_id = ?1), ?2, ?3, ?4, ?5)
+        """
+
     /// Appends the activity records of one update (same transaction). The per-sheet totals are not
     /// touched here: the writer counts a batch's records in `ActivityTotals` and adds them once, before
     /// the batch commits.
     static func append(_ activity: [SheetActivity], userId: String, _ db: Connection) throws {
         guard !activity.isEmpty else { return }
-        let insert = try db.cachedStatement(
-            """
-            INSERT INTO sheet_activity (user_id, seq, sheet_id, at, kind, method)
-            VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM sheet_activity WHERE user_id = ?1), ?2, ?3, ?4, ?5)
-            """)
+        let insert = try db.cachedStatement(appendSQL)
         for record in activity {
             defer { insert.reset() }
             try insert.bind(userId, at: 1)
