@@ -63,6 +63,10 @@ import Testing
         }
         #expect(throws: TokenError.malformed) { try verifier.verifyUserToken("a.b", now: now) }
         #expect(throws: TokenError.malformed) { try verifier.verifyUserToken("a.b.c.d", now: now) }
+        #expect(throws: TokenError.malformed) { try verifier.verifyUserToken("abc", now: now) }
+        // Non-ASCII around the dots: parts split on bytes, the signature over the exact header.payload bytes.
+        #expect(throws: TokenError.badSignature) { try verifier.verifyUserToken("é\u{301}.🙂.c2ln", now: now) }
+        #expect(throws: TokenError.malformed) { try verifier.verifyUserToken("e30.e30.c2ln.", now: now) }
     }
 
     /// Tokens over 4 KiB are refused before any work, with a message that names the cap.

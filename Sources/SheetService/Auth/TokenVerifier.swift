@@ -85,11 +85,19 @@ public struct TokenVerifier: Sendable {
 
     private func verifyUserToken(_ token: String, now: Int64, cache: Bool) throws(TokenError) -> String {
         guard token.utf8.count <= Self.maximumTokenBytes else { throw .tooLong }
-        let parts = token.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3, let signature = Base64URL.decode(parts[2]) else { throw .malformed }
+        // Exactly three parts, the dots found in the UTF-8 view (a split by Character would walk
+        // grapheme breaks over the whole token on every first request of a token).
+        let utf8 = token.utf8
+        let dot = UInt8(ascii: ".")
+        guard let dot1 = utf8.firstIndex(of: dot),
+            let dot2 = utf8[utf8.index(after: dot1)...].firstIndex(of: dot),
+            !utf8[utf8.index(after: dot2)...].contains(dot)
+        else { throw .malformed }
+        let parts = [token[..<dot1], token[utf8.index(after: dot1)..<dot2], token[utf8.index(after: dot2)...]]
+        guard let signature = Base64URL.decode(parts[2]) else { throw .malformed }
         // The signature is checked over the raw `header.payload` bytes before anything in them is
         // decoded or parsed: an unauthenticated client gets no further than one HMAC.
-        let signingInput = token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
+        let signingInput = utf8[..<dot2]
         let expected = HMACSHA256.authenticationCode(for: signingInput, key: secret)
         guard constantTimeEquals(signature, expected) else { throw .badSignature }
 
