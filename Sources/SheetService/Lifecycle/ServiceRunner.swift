@@ -1,9 +1,7 @@
-import Dispatch
 import FoundationEssentials
 import MicroHTTP
 import SheetPolicy
 import SheetStore
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -57,6 +55,10 @@ public enum ServiceRunner {
             jwtSecret: configuration.jwtSecret!, adminToken: configuration.adminToken!,
             clockSkewSeconds: configuration.tokenClockSkewSeconds)
         let metrics = HTTPMetrics()
+        // Before the service starts its first thread (every thread from here on inherits the mask);
+        // a signal from now on waits for `signals.wait()`, and one during start-up is answered once
+        // listening, by draining.
+        let signals = TerminationSignals()
         let service: SheetService
         do {
             service = try SheetService(
@@ -93,8 +95,6 @@ public enum ServiceRunner {
             store.close()
             return 1
         }
-        // Before the "listening" line: a supervisor may signal as soon as it sees it.
-        let signals = TerminationSignals()
         let startupMicros = (ContinuousClock.now - started).microseconds
         Log.write(
             .info, "listening",
@@ -130,43 +130,34 @@ public enum ServiceRunner {
     }
 }
 
-/// SIGTERM and SIGINT, caught from `init` on (their default action would end the process at once).
+/// SIGTERM and SIGINT, blocked in the calling thread from `init` on and taken by `wait()`.
+///
+/// Blocked, not caught: a blocked process-directed signal stays pending until `sigwait` takes it,
+/// whatever the other threads do. So `init` must run before any thread that is not libdispatch's
+/// (which block signals themselves) is started: threads inherit the mask of the thread that starts
+/// them. (A libdispatch signal source once missed a first SIGTERM under load: its Linux emulation
+/// runs a handler on whichever thread the kernel picks, re-raises to its manager thread and needs a
+/// global-queue thread for the event handler.)
 final class TerminationSignals {
-    private let first = FirstSignal()
-    private let arrived = DispatchSemaphore(value: 0)
-    private var sources: [any DispatchSourceSignal] = []
+    private let set: sigset_t
 
     init() {
-        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-            _ = signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [first, arrived] in
-                first.set(name)
-                arrived.signal()
-            }
-            source.resume()
-            sources.append(source)
-        }
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        self.set = set
     }
 
-    /// Blocks until a signal arrived (or had arrived) and names the first one.
+    /// Blocks until a signal arrived (or had arrived) and names it. Signals after it stay pending and
+    /// change nothing.
     func wait() -> String {
-        arrived.wait()
-        for source in sources { source.cancel() }
-        return first.name ?? "SIGTERM"
+        var set = self.set
+        var number: Int32 = 0
+        while sigwait(&set, &number) != 0 {}
+        return number == SIGINT ? "SIGINT" : "SIGTERM"
     }
-}
-
-/// The name of the first termination signal, handed from the signal handlers (which run on any
-/// thread, a second signal while the first is handled included) to the waiting thread.
-final class FirstSignal: Sendable {
-    private let first = Mutex<String?>(nil)
-
-    /// Records `name` unless a signal was recorded already.
-    func set(_ name: String) { first.withLock { if $0 == nil { $0 = name } } }
-
-    /// The first signal recorded, if any.
-    var name: String? { first.withLock { $0 } }
 }
 
 func printError(_ line: String) {
