@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Concurrency
 import Dispatch
 import Synchronization
 
@@ -49,20 +50,60 @@ public final class ResponsePromise: Sendable {
     }
 
     private func settle(_ response: HTTPResponse) {
-        let first = state.withLock { s -> Bool in
-            guard !s.settled else { return false }
+        let held = Self.heldResumes.current.flatMap { $0.depth > 0 ? $0 : nil }
+        let (first, parked) = state.withLock { s -> (Bool, Bool) in
+            guard !s.settled else { return (false, false) }
             s.settled = true
             s.response = response
-            if let connection = s.parkedConnection {
-                s.parkedConnection = nil
-                registry?.remove(self)
-                // Under the lock: the access handler parks only under it too, so a resume never
-                // precedes its suspend, and a connection is resumed exactly once.
-                MHD_resume_connection(connection)
+            if s.parkedConnection != nil {
+                if held != nil { return (true, true) }  // resumed when the `resumingTogether` block ends
+                resumeParked(&s)
             }
-            return true
+            return (true, false)
         }
+        if parked, let held { held.promises.append(self) }
         if first { settledSignal?.signal() }
+    }
+
+    /// Resumes the parked connection of a settled promise (exactly once; under the promise's lock).
+    private func resumeParked(_ s: inout State) {
+        guard s.settled, let connection = s.parkedConnection else { return }
+        s.parkedConnection = nil
+        registry?.remove(self)
+        // Under the lock: the access handler parks only under it too, so a resume never precedes its
+        // suspend, and a connection is resumed exactly once.
+        MHD_resume_connection(connection)
+    }
+
+    /// Resumes the connection if the promise is settled and its connection still parked (a resume
+    /// held back by `resumingTogether`, or at shutdown).
+    func resumeIfSettled() {
+        state.withLock { resumeParked(&$0) }
+    }
+
+    /// The promises this thread settled inside `resumingTogether`, whose connections wait for the
+    /// end of the block.
+    private final class HeldResumes {
+        var depth = 0
+        var promises: [ResponsePromise] = []
+    }
+    private static let heldResumes = ThreadLocal<HeldResumes, Never> { HeldResumes() }
+
+    /// Runs `body`; the connections of the promises it settles on this thread are resumed together
+    /// when it returns instead of one by one as they settle. For code that settles many promises in
+    /// a row (a batch of answers): the workers that serve those connections wake once for most of
+    /// them, not once each.
+    public static func resumingTogether<T>(_ body: () throws -> T) rethrows -> T {
+        let held = heldResumes.value
+        held.depth += 1
+        defer {
+            held.depth -= 1
+            if held.depth == 0 {
+                for promise in held.promises { promise.resumeIfSettled() }
+                held.promises.removeAll(keepingCapacity: true)
+            }
+        }
+        return try body()
     }
 
     // MARK: - Server side
@@ -129,7 +170,10 @@ final class ParkedRequests: Sendable {
             defer { r.promises.removeAll() }
             return Array(r.promises.values)
         }
-        for promise in all { promise.fail(Self.shutdownProblem) }
+        for promise in all {
+            promise.fail(Self.shutdownProblem)
+            promise.resumeIfSettled()  // settled already, its resume held back by another thread
+        }
         return all.count
     }
 }

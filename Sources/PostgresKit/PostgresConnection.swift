@@ -104,18 +104,25 @@ public final class PostgresConnection {
     @discardableResult
     public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
         let handle = try open(sql)
-        let name: String
-        if let existing = prepared[sql] {
-            name = existing
-        } else {
-            name = "s\(prepared.count)"
-            _ = try check(PQprepare(handle, name, sql, 0, nil), sql: sql, handle: handle)
-            prepared[sql] = name
-        }
+        let name = try preparedName(sql, handle)
         return try withParameters(parameters) { values, lengths, formats throws(PostgresError) in
             try check(
                 PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0), sql: sql, handle: handle)
         }
+    }
+
+    /// Like `query`, but hands `body` the result where libpq keeps it (no copy of any row): for hot
+    /// reads that take a few numbers out of many rows. The result is valid only during the call.
+    public func withQuery<T>(
+        _ sql: String, _ parameters: [PostgresValue] = [], _ body: (PostgresResult) throws -> T
+    ) throws -> T {
+        let handle = try open(sql)
+        let name = try preparedName(sql, handle)
+        let result = try withParameters(parameters) { values, lengths, formats throws(PostgresError) in
+            try validated(PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0), sql: sql, handle: handle)
+        }
+        defer { PQclear(result) }
+        return try body(PostgresResult(result: result))
     }
 
     /// Runs `statements` in pipeline mode (libpq 14+): every statement is sent before any result is
@@ -247,19 +254,36 @@ public final class PostgresConnection {
         return handle
     }
 
-    /// The one checkpoint for libpq results: copies the rows out and clears the result, or throws.
-    private func check(_ result: OpaquePointer?, sql: String, handle: OpaquePointer) throws(PostgresError) -> PostgresRows {
+    /// The name of `sql`'s prepared statement on this connection, preparing it on first use.
+    private func preparedName(_ sql: String, _ handle: OpaquePointer) throws(PostgresError) -> String {
+        if let existing = prepared[sql] { return existing }
+        let name = "s\(prepared.count)"
+        _ = try check(PQprepare(handle, name, sql, 0, nil), sql: sql, handle: handle)
+        prepared[sql] = name
+        return name
+    }
+
+    /// A successful result, or the error it (or its absence) stands for, the result cleared.
+    private func validated(_ result: OpaquePointer?, sql: String, handle: OpaquePointer) throws(PostgresError) -> OpaquePointer {
         guard let result else {
             throw PostgresError(
                 sqlstate: "", message: Self.trimmed(PQerrorMessage(handle)), sql: sql, connectionLost: PQstatus(handle) != CONNECTION_OK)
         }
-        defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
             let sqlstate = PQresultErrorField(result, cpq_diag_sqlstate()).map { String(cString: $0) } ?? ""
             let lost = PQstatus(handle) != CONNECTION_OK
-            throw PostgresError(sqlstate: sqlstate, message: Self.trimmed(PQresultErrorMessage(result)), sql: sql, connectionLost: lost)
+            let error = PostgresError(sqlstate: sqlstate, message: Self.trimmed(PQresultErrorMessage(result)), sql: sql, connectionLost: lost)
+            PQclear(result)
+            throw error
         }
+        return result
+    }
+
+    /// The one checkpoint for libpq results: copies the rows out and clears the result, or throws.
+    private func check(_ result: OpaquePointer?, sql: String, handle: OpaquePointer) throws(PostgresError) -> PostgresRows {
+        let result = try validated(result, sql: sql, handle: handle)
+        defer { PQclear(result) }
         let rowCount = Int(PQntuples(result))
         let columnCount = Int(PQnfields(result))
         var rows: [PostgresRow] = []
@@ -339,6 +363,43 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     public var startIndex: Int { rows.startIndex }
     public var endIndex: Int { rows.endIndex }
     public subscript(position: Int) -> PostgresRow { rows[position] }
+}
+
+/// A result in place (`PostgresConnection.withQuery`), text format: valid only inside that call
+/// (do not keep it).
+public struct PostgresResult {
+    let result: OpaquePointer
+
+    public var rowCount: Int { Int(PQntuples(result)) }
+
+    public func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) != 0 }
+
+    public func string(_ row: Int, _ column: Int) -> String { String(cString: PQgetvalue(result, Int32(row), Int32(column))) }
+
+    /// A text-format integer column read from libpq's bytes (no String made); nil for NULL or
+    /// anything but an optional minus and decimal digits that fit.
+    public func int64(_ row: Int, _ column: Int) -> Int64? {
+        guard !isNull(row, column), var p = UnsafeRawPointer(PQgetvalue(result, Int32(row), Int32(column)))?.assumingMemoryBound(to: UInt8.self)
+        else { return nil }
+        let negative = p.pointee == UInt8(ascii: "-")
+        if negative { p += 1 }
+        var value: Int64 = 0
+        var digits = 0
+        while p.pointee != 0 {
+            let digit = p.pointee &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.subtractingReportingOverflow(Int64(digit))
+            guard !o1, !o2 else { return nil }
+            value = sum
+            digits += 1
+            p += 1
+        }
+        guard digits > 0 else { return nil }
+        if negative { return value }
+        let (positive, overflow) = (0 as Int64).subtractingReportingOverflow(value)
+        return overflow ? nil : positive
+    }
 }
 
 /// One row in text format.

@@ -59,9 +59,14 @@ extension PostgresSheetStore: SharedSheetStore {
     public func versions(userIds: [String]) throws(StoreError) -> (users: [Int64], catalog: Int64) {
         guard !userIds.isEmpty else { return ([], try catalogVersion()) }
         return try read { db in
-            let rows = try db.query(Self.batchVersionsSQL, [.text(Self.arrayLiteral(userIds))])
-            guard rows.count == userIds.count else { throw StoreError.failure("\(rows.count) versions for \(userIds.count) users") }
-            return (rows.map { Int64($0.string(at: 0)) ?? 0 }, Int64(rows[0].string(at: 1)) ?? 0)
+            // Read in place: two integers a row, no row copied.
+            try db.withQuery(Self.batchVersionsSQL, [.text(Self.arrayLiteral(userIds))]) { result in
+                guard result.rowCount == userIds.count else { throw StoreError.failure("\(result.rowCount) versions for \(userIds.count) users") }
+                var users: [Int64] = []
+                users.reserveCapacity(userIds.count)
+                for row in 0..<userIds.count { users.append(result.int64(row, 0) ?? 0) }
+                return (users, result.int64(0, 1) ?? 0)
+            }
         }
     }
 
@@ -101,19 +106,25 @@ extension PostgresSheetStore: SharedSheetStore {
         }
     }
 
-    /// A text[] literal: every element double-quoted, `"` and `\` escaped with a backslash.
+    /// A text[] literal: every element double-quoted, `"` and `\` escaped with a backslash. Built
+    /// from UTF-8 bytes (both escaped characters are ASCII, so no multi-byte sequence is split).
     static func arrayLiteral(_ elements: [String]) -> String {
-        var literal = "{"
+        var bytes: [UInt8] = []
+        var capacity = 2
+        for element in elements { capacity += element.utf8.count + 3 }
+        bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
         for (index, element) in elements.enumerated() {
-            if index > 0 { literal += "," }
-            literal += "\""
-            for character in element {
-                if character == "\"" || character == "\\" { literal += "\\" }
-                literal.append(character)
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\""))
+            for byte in element.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
+                bytes.append(byte)
             }
-            literal += "\""
+            bytes.append(UInt8(ascii: "\""))
         }
-        return literal + "}"
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public func catalogVersion() throws(StoreError) -> Int64 {

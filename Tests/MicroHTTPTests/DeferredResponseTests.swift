@@ -152,6 +152,61 @@ func makeDeferredRouter(parked: Parked) -> Router {
         #expect(r.header("Connection")?.lowercased() == "close")
     }
 
+    /// Promises settled inside `resumingTogether` answer only when the block ends, all of them (and
+    /// a promise settled outside any block still answers at once).
+    @Test func resumingTogetherHoldsTheResumesUntilTheBlockEnds() throws {
+        let parked = Parked()
+        try withServer({ $0.threads = 1 }, router: makeDeferredRouter(parked: parked)) { (server, _) throws in
+            let port = server.port
+            let answers = Counter()
+            let clients = (0..<6).map { _ in
+                TestThread {
+                    if let r = try? fetch(port, "GET", "/v1/parked"), r.status == 200, r.text == "together" { answers.add() }
+                }
+            }
+            var waited = 0
+            while parked.count < 6 && waited < 400 { usleep(5_000); waited += 1 }
+            #expect(parked.count == 6)
+            let answeredInside = ResponsePromise.resumingTogether {
+                for promise in parked.takeAll() { promise.succeed(.text(200, "together", contentType: "text/plain")) }
+                usleep(200_000)  // a resumed connection would be answered meanwhile
+                return answers.value
+            }
+            #expect(answeredInside == 0)
+            for c in clients { c.join() }
+            #expect(answers.value == 6)
+        }
+    }
+
+    /// A stop while a settled promise's resume is still held back by a `resumingTogether` block on
+    /// another thread: the stop resumes it (MHD must not be stopped with a suspended connection),
+    /// and the block's own resume at its end is then a no-op.
+    @Test func stopResumesAConnectionWhoseResumeIsHeldBack() throws {
+        let parked = Parked()
+        let server = try startTestServer(router: makeDeferredRouter(parked: parked))
+        let c = try RawConnection(port: server.port)
+        try c.send("GET /v1/parked HTTP/1.1\r\nHost: x\r\n\r\n")
+        var waited = 0
+        while parked.count < 1 && waited < 400 { usleep(5_000); waited += 1 }
+        #expect(parked.count == 1)
+        let settled = Counter()
+        let stopped = Counter()
+        let holder = TestThread {
+            ResponsePromise.resumingTogether {
+                for promise in parked.takeAll() { promise.succeed(.text(200, "held", contentType: "text/plain")) }
+                settled.add()
+                var spins = 0
+                while stopped.value == 0 && spins < 1000 { usleep(5_000); spins += 1 }
+            }
+        }
+        while settled.value == 0 { usleep(1_000) }
+        server.stop(drainTimeout: .milliseconds(200))
+        stopped.add()
+        holder.join()
+        if let r = try? c.readResponse() { #expect(r.status == 200 || r.status == 503) }
+        #expect(c.isClosedByServer())
+    }
+
     /// `Router.respond` (socket-free dispatch) waits for deferred responses too.
     @Test func routerRespondWaitsForDeferredResponses() {
         let router = makeDeferredRouter(parked: Parked())

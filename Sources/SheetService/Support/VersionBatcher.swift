@@ -1,4 +1,5 @@
 import Concurrency
+import MicroHTTP
 import SheetPolicy
 import SheetStore
 import Synchronization
@@ -12,12 +13,20 @@ import Synchronization
 /// answers was queued, so the versions it reads are at least as new as every write acknowledged before
 /// those requests were sent: the read-your-writes argument of the one-request check, unchanged. A
 /// state is read in the same statement as its version (one snapshot): it is the state at that version.
+/// A batch's answers are settled first and their parked connections resumed together afterwards
+/// (`ResponsePromise.resumingTogether`), so a worker wakes once for many of them.
 final class VersionBatcher: Sendable {
     /// The versions, and the state when it was asked for.
     typealias Completion = @Sendable (Result<(versions: SharedVersions, state: UserState?), StoreError>) -> Void
 
+    private struct Request: Sendable {
+        let userId: String
+        let loadingState: Bool
+        let completion: Completion
+    }
+
     private struct Pending: Sendable {
-        var requests: [(userId: String, loadingState: Bool, completion: Completion)] = []
+        var requests: [Request] = []
         var running = false
     }
 
@@ -39,7 +48,7 @@ final class VersionBatcher: Sendable {
     /// the batcher's thread (keep it short).
     func check(_ userId: String, loadingState: Bool = false, _ completion: @escaping Completion) {
         let start = pending.withLock { p in
-            p.requests.append((userId, loadingState, completion))
+            p.requests.append(Request(userId: userId, loadingState: loadingState, completion: completion))
             if p.running { return false }
             p.running = true
             return true
@@ -48,26 +57,43 @@ final class VersionBatcher: Sendable {
     }
 
     private func drain() {
+        // Two buffers swapped with the queue: in steady state no batch allocates its array.
+        var batch: [Request] = []
+        var userIds: [String] = []
+        var loading: [String] = []
         while true {
-            let batch = pending.withLock { p in
-                let batch = Array(p.requests.prefix(Self.maxBatch))
-                p.requests.removeFirst(batch.count)
+            pending.withLock { p in
+                if p.requests.count <= Self.maxBatch {
+                    swap(&batch, &p.requests)
+                } else {
+                    batch.append(contentsOf: p.requests[..<Self.maxBatch])
+                    p.requests.removeFirst(Self.maxBatch)
+                }
                 if batch.isEmpty { p.running = false }
-                return batch
             }
             if batch.isEmpty { return }
             statements.add(1, ordering: .relaxed)
             checked.add(batch.count, ordering: .relaxed)
-            do {
-                let loading = batch.filter(\.loadingState).map(\.userId)
-                let (users, catalog, states) = try store.versions(userIds: batch.map(\.userId), loading: loading)
-                for (request, user) in zip(batch, users) {
-                    let state = request.loadingState ? states[request.userId] : nil
-                    request.completion(.success((SharedVersions(user: user, catalog: catalog), state)))
-                }
-            } catch {
-                for request in batch { request.completion(.failure(error)) }
+            for request in batch {
+                userIds.append(request.userId)
+                if request.loadingState { loading.append(request.userId) }
             }
+            let outcome = Result { () throws(StoreError) in try store.versions(userIds: userIds, loading: loading) }
+            // The answers first, then every connection they park resumed in one burst.
+            ResponsePromise.resumingTogether {
+                switch outcome {
+                case .success(let (users, catalog, states)):
+                    for (request, user) in zip(batch, users) {
+                        let state = request.loadingState ? states[request.userId] : nil
+                        request.completion(.success((SharedVersions(user: user, catalog: catalog), state)))
+                    }
+                case .failure(let error):
+                    for request in batch { request.completion(.failure(error)) }
+                }
+            }
+            batch.removeAll(keepingCapacity: true)
+            userIds.removeAll(keepingCapacity: true)
+            loading.removeAll(keepingCapacity: true)
         }
     }
 }
