@@ -269,11 +269,12 @@ final class PostgresWriter: Sendable {
     static let replaySQL = "SELECT outcome FROM processed_events WHERE user_id = $1 AND event_id = $2"
     /// The version locks of a batch's users, in one statement: rows are inserted (and locked) in the
     /// order of the array, which is user order. Should two writers ever deadlock anyway, the loser's
-    /// batch fails here and runs again the slow way.
+    /// batch fails here and runs again the slow way. An existing row takes the value the row to
+    /// insert drew (one `nextval` per user).
     static let lockManySQL = """
         INSERT INTO user_versions (user_id, version)
         SELECT u, nextval('user_versions_seq') FROM unnest($1::text[]) WITH ORDINALITY AS t(u, n) ORDER BY n
-        ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
+        ON CONFLICT (user_id) DO UPDATE SET version = excluded.version
         """
     /// The event ids of a batch already processed: `$1` and `$2` are parallel arrays.
     static let replayManySQL = """
