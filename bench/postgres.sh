@@ -15,7 +15,7 @@
 #   replicas  two sheetd replicas on the one database, a wrk -c32 on each at once (count PUTs,
 #             then decision GETs): per replica and together
 # Server CPU per request from /proc/PID/stat; the database's CPU from the postmaster's children.
-# BENCH_BASE_BIN: a baseline sheetd binary; adds get-ab and get-nc-ab (baseline against BIN on
+# BENCH_BASE_BIN: a baseline sheetd binary; adds put-ab, get-ab and get-nc-ab (baseline against BIN on
 # PostgreSQL, interleaved; their figures are in the log and BENCH_KEEP_RESULTS, not in the table).
 # Environment: BENCH_ROUNDS, BENCH_DURATION, BENCH_THREADS (MHD workers of the SQLite server and
 # the yardstick; default cores - 1), BENCH_PG_THREADS (MHD workers of sheetd on PostgreSQL,
@@ -210,6 +210,7 @@ SCENARIOS=(
   "get-nc decision.lua sheetd-sqlite-nc sheetd-pg-nc"
 )
 [ -n "${BENCH_BASE_BIN:-}" ] && SCENARIOS+=(
+  "put-ab count.lua sheetd-pg-base sheetd-pg"
   "get-ab decision.lua sheetd-pg-base sheetd-pg"
   "get-nc-ab decision.lua sheetd-pg-nc-base sheetd-pg-nc"
 )

@@ -22,6 +22,8 @@ public final class PostgresSheetStore: SheetStore {
     private let readers: PostgresPool
     private let writers: [PostgresWriter]
     private let statistics = SharedStatistics()
+    /// What the writers run with the catalog version of each batch (`checkCatalogVersionPerBatch`).
+    private let catalogCheck = CatalogCheck()
     private let closed = Atomic<Bool>(false)
     /// The NOTIFY channel and this store's instance id (see `ChangeNotifier`).
     let notifier: ChangeNotifier
@@ -36,8 +38,8 @@ public final class PostgresSheetStore: SheetStore {
         let notifier = ChangeNotifier(schema: schema)
         self.notifier = notifier
         readers = PostgresPool(url: url, capacity: readerConnections)
-        writers = (0..<max(1, writerConnections)).map { [statistics] in
-            PostgresWriter(url: url, index: $0, statistics: statistics, notifier: notifier)
+        writers = (0..<max(1, writerConnections)).map { [statistics, catalogCheck] in
+            PostgresWriter(url: url, index: $0, statistics: statistics, notifier: notifier, catalogCheck: catalogCheck)
         }
     }
 
@@ -158,6 +160,14 @@ public final class PostgresSheetStore: SheetStore {
         completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
     ) {
         enqueue(PostgresWriteJob(userId: userId, eventId: eventId, body: body, completion: completion))
+    }
+
+    /// Has the writers read the catalog version in every batch's transaction (after the batch's
+    /// updates were submitted) and call `check` with it before any of their bodies runs. A service
+    /// that reloads its catalog there when the version moved can let its bodies take the catalog
+    /// as it is when they run, instead of reading the version per request.
+    public func checkCatalogVersionPerBatch(_ check: @escaping @Sendable (Int64) -> Void) {
+        catalogCheck.set(check)
     }
 
     private func enqueue(_ job: PostgresWriteJob) {

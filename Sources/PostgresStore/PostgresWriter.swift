@@ -18,16 +18,19 @@ final class PostgresWriter: Sendable {
     private let closed = Atomic<Bool>(false)
     /// Tells the other replicas which users each committed batch changed (one NOTIFY per batch).
     private let notifier: ChangeNotifier
+    /// Run with the catalog version read in each batch's transaction, before its bodies run.
+    private let catalogCheck: CatalogCheck
 
     /// At most this many updates share one transaction.
     static let maxBatch = 256
     /// Purge expired event ids every this many committed transactions.
     static let purgeEvery = 512
 
-    init(url: String, index: Int, statistics: SharedStatistics, notifier: ChangeNotifier) {
+    init(url: String, index: Int, statistics: SharedStatistics, notifier: ChangeNotifier, catalogCheck: CatalogCheck) {
         self.url = url
         self.statistics = statistics
         self.notifier = notifier
+        self.catalogCheck = catalogCheck
         dispatchQueue = DispatchQueue(label: "sheetd.postgres.writer.\(index)")
     }
 
@@ -105,7 +108,9 @@ final class PostgresWriter: Sendable {
         db.rollbackIfNeeded()
         do {
             try db.execute("BEGIN")
+            if let check = catalogCheck.current { check(Int64(try db.scalar(Self.catalogVersionSQL) ?? "0") ?? 0) }
         } catch {
+            db.rollbackIfNeeded()
             failAll(error)
             return false
         }
@@ -142,7 +147,7 @@ final class PostgresWriter: Sendable {
             }
         }
         do {
-            try PostgresUserStateSQL.addTotals(totals, db)
+            if let statement = RowWrites.totalsStatement(totals) { try db.query(statement.sql, statement.parameters) }
             // The users whose state this batch changed (replays and failed bodies change nothing),
             // told to the other replicas by the commit itself.
             let changed = ordered.lazy.filter { if case .success(let r) = $0.result { !r.replayed } else { false } }.map(\.userId)
@@ -159,9 +164,11 @@ final class PostgresWriter: Sendable {
     }
 
     /// The batch in two round trips (libpq pipeline mode): first BEGIN, the users' version locks
-    /// (in user order), their rows and the event ids already seen (one statement each, whatever the
-    /// batch's size); then, with every body run in
-    /// memory against those states in arrival order, the changed rows, the event ids and COMMIT.
+    /// (in user order), their rows, the event ids already seen and the catalog version (one statement
+    /// each, whatever the batch's size); then, with every body run in memory against those states in
+    /// arrival order, each user's changed rows (the difference between the loaded state and the
+    /// state after the user's last event), the activity, the event ids and the totals, a few
+    /// multi-row statements (`RowWrites`), the notifications and COMMIT.
     /// Returns whether the batch committed, with every job's result set; nil when a statement failed
     /// (the transaction is then failed and nothing was committed): the caller runs the batch the slow way.
     ///
@@ -170,26 +177,42 @@ final class PostgresWriter: Sendable {
         var users: [String] = []
         for job in ordered where users.last != job.userId { users.append(job.userId) }
         let withEventIds = ordered.filter { $0.eventId != nil }
-        let read: [(sql: String, parameters: [PostgresValue])] = [
+        let userArray = PostgresUserStateSQL.textArray(users)
+        var read: [RowWrites.Statement] = [
             ("BEGIN", []),
             // First, so that a replica updating the same users waits here, and reads the committed
             // state (and event ids) afterwards: READ COMMITTED takes a new snapshot per statement.
             // The rows are locked in user order (the order of the array).
-            (Self.lockManySQL, [PostgresUserStateSQL.textArray(users)]),
-            (PostgresUserStateSQL.loadManySQL, [PostgresUserStateSQL.textArray(users)]),
-            (
-                Self.replayManySQL,
-                [PostgresUserStateSQL.textArray(withEventIds.map(\.userId)), PostgresUserStateSQL.textArray(withEventIds.map { $0.eventId! })]
-            ),
+            (Self.lockManySQL, [userArray]),
+            (PostgresUserStateSQL.loadManySQL, [userArray]),
         ]
+        let replayIndex = withEventIds.isEmpty ? nil : read.count
+        if replayIndex != nil {
+            read.append(
+                (
+                    Self.replayManySQL,
+                    [PostgresUserStateSQL.textArray(withEventIds.map(\.userId)), PostgresUserStateSQL.textArray(withEventIds.map { $0.eventId! })]
+                ))
+        }
+        let check = catalogCheck.current
+        let catalogIndex = check == nil ? nil : read.count
+        if catalogIndex != nil { read.append((Self.catalogVersionSQL, [])) }
         let readResults = try db.pipeline(read)
-        guard readResults.count == 4, case .success(let locked) = readResults[1], locked.affectedRows == users.count,
-            case .success(let loaded) = readResults[2], case .success(let replays) = readResults[3]
+        guard readResults.count == read.count, case .success(let locked) = readResults[1], locked.affectedRows == users.count,
+            case .success(let loadedRows) = readResults[2]
         else { return nil }
-        var states = try PostgresUserStateSQL.states(from: loaded)
         var seen: [String: [UInt8]] = [:]
-        for row in replays { seen[row.string(at: 0) + "\u{0}" + row.string(at: 1)] = row.bytes(at: 2) }
-        var write: [(sql: String, parameters: [PostgresValue])] = []
+        if let replayIndex {
+            guard case .success(let replays) = readResults[replayIndex] else { return nil }
+            for row in replays { seen[row.string(at: 0) + "\u{0}" + row.string(at: 1)] = row.bytes(at: 2) }
+        }
+        if let check, let catalogIndex {
+            guard case .success(let rows) = readResults[catalogIndex] else { return nil }
+            check(Int64(rows.first?.string(at: 0) ?? "") ?? 0)
+        }
+        let loaded = try PostgresUserStateSQL.states(from: loadedRows)
+        var states = loaded
+        var writes = RowWrites()
         var totals: [TotalsKey: Int] = [:]
         for job in ordered {
             guard let body = job.body else { continue }
@@ -198,16 +221,14 @@ final class PostgresWriter: Sendable {
                 job.result = .success(EventResult(outcome: outcome, replayed: true))
                 continue
             }
-            let old = states[job.userId] ?? UserState()
-            var new = old
+            var new = states[job.userId] ?? UserState()
             var activity: [SheetActivity] = []
             do {
                 let outcome = try body(&new, &activity)
-                write += PostgresUserStateSQL.changes(userId: job.userId, from: old, to: new)
-                write += PostgresUserStateSQL.appendStatements(activity, userId: job.userId)
+                writes.addActivity(activity, userId: job.userId)
                 for record in activity { totals[TotalsKey(record), default: 0] += 1 }
                 if let eventId = job.eventId, let key {
-                    write.append((Self.recordSQL, [.text(job.userId), .text(eventId), .bytes(outcome), .int(now)]))
+                    writes.addProcessedEvent(userId: job.userId, eventId: eventId, outcome: outcome, at: now)
                     seen[key] = outcome
                 }
                 states[job.userId] = new
@@ -216,9 +237,13 @@ final class PostgresWriter: Sendable {
                 job.result = .failure(error)
             }
         }
+        for user in users {
+            if let new = states[user] { writes.addChanges(userId: user, from: loaded[user] ?? UserState(), to: new) }
+        }
         // Whatever the slow path runs just before its COMMIT belongs here too, in the same pipeline:
         // the totals, and the notifications to the other replicas (delivered at COMMIT).
-        write += PostgresUserStateSQL.totalsStatements(totals)
+        var write = writes.statements
+        if let totalsStatement = RowWrites.totalsStatement(totals) { write.append(totalsStatement) }
         let changed = ordered.lazy.filter { if case .success(let r) = $0.result { !r.replayed } else { false } }.map(\.userId)
         for payload in notifier.userPayloads(changed) {
             write.append((Self.notifySQL, [.text(notifier.channel), .text(payload)]))
@@ -244,11 +269,12 @@ final class PostgresWriter: Sendable {
     static let replaySQL = "SELECT outcome FROM processed_events WHERE user_id = $1 AND event_id = $2"
     /// The version locks of a batch's users, in one statement: rows are inserted (and locked) in the
     /// order of the array, which is user order. Should two writers ever deadlock anyway, the loser's
-    /// batch fails here and runs again the slow way.
+    /// batch fails here and runs again the slow way. An existing row takes the value the row to
+    /// insert drew (one `nextval` per user).
     static let lockManySQL = """
         INSERT INTO user_versions (user_id, version)
         SELECT u, nextval('user_versions_seq') FROM unnest($1::text[]) WITH ORDINALITY AS t(u, n) ORDER BY n
-        ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
+        ON CONFLICT (user_id) DO UPDATE SET version = excluded.version
         """
     /// The event ids of a batch already processed: `$1` and `$2` are parallel arrays.
     static let replayManySQL = """
@@ -256,7 +282,7 @@ final class PostgresWriter: Sendable {
         JOIN unnest($1::text[], $2::text[]) AS t(u, e) ON p.user_id = t.u AND p.event_id = t.e
         """
     static let notifySQL = "SELECT pg_notify($1, $2)"
-    static let recordSQL = "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES ($1, $2, $3, $4)"
+    static let catalogVersionSQL = "SELECT version FROM catalog_version"
 
     /// One update inside the open transaction: lock the user (bumping their version), replay, or
     /// load, run the body, write the difference, record the event.
@@ -275,11 +301,11 @@ final class PostgresWriter: Sendable {
         let old = try PostgresUserStateSQL.load(userId: job.userId, db)
         var new = old
         let outcome = try body(&new, &activity)
-        try PostgresUserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
-        try PostgresUserStateSQL.append(activity, userId: job.userId, db)
-        if let eventId = job.eventId {
-            try db.query(recordSQL, [user, .text(eventId), .bytes(outcome), .int(now)])
-        }
+        var writes = RowWrites()
+        writes.addChanges(userId: job.userId, from: old, to: new)
+        writes.addActivity(activity, userId: job.userId)
+        if let eventId = job.eventId { writes.addProcessedEvent(userId: job.userId, eventId: eventId, outcome: outcome, at: now) }
+        for statement in writes.statements { try db.query(statement.sql, statement.parameters) }
         return EventResult(outcome: outcome, replayed: false)
     }
 
@@ -358,4 +384,21 @@ struct PendingUpdates {
 /// The write counters all writers of a store add to.
 final class SharedStatistics: Sendable {
     let counters = Mutex(WriteStatistics(updates: 0, commits: 0, largestBatch: 0))
+}
+
+/// What a store's writers run once per batch with the catalog version read in the batch's
+/// transaction, before any of its bodies runs (nil: nothing, and no version is read).
+final class CatalogCheck: Sendable {
+    /// The closure in a class: a closure kept in `Mutex`'s generic storage came back wrapped in one
+    /// more reabstraction thunk at every read, and calls to it grew ever deeper.
+    private final class Check: Sendable {
+        let run: @Sendable (Int64) -> Void
+        init(_ run: @escaping @Sendable (Int64) -> Void) { self.run = run }
+    }
+
+    private let check = Mutex<Check?>(nil)
+
+    var current: (@Sendable (Int64) -> Void)? { check.withLock { $0 }?.run }
+
+    func set(_ new: @escaping @Sendable (Int64) -> Void) { check.withLock { $0 = Check(new) } }
 }

@@ -1,5 +1,6 @@
 import Concurrency
 public import MicroHTTP
+import PostgresStore
 public import SheetPolicy
 public import SheetStore
 import Synchronization
@@ -12,6 +13,9 @@ public final class SheetService: Sendable {
     let store: any SheetStore
     /// The same store when several replicas share it (PostgreSQL): versions to check, a listener.
     let shared: (any SharedSheetStore)?
+    /// The store's writers check the catalog version in each batch's transaction and reload the
+    /// catalog there (PostgreSQL): events read no version of their own (see `eventCatalog`).
+    let catalogCheckedPerBatch: Bool
     /// Replica bookkeeping for /metrics (notifications heard, listener losses).
     let replicaCounters = ReplicaCounters()
     /// On a shared database: one round trip checks the cached decisions of every waiting request.
@@ -51,6 +55,8 @@ public final class SheetService: Sendable {
     ) throws {
         self.store = store
         self.shared = store as? any SharedSheetStore
+        let postgres = store as? PostgresSheetStore
+        self.catalogCheckedPerBatch = postgres != nil
         self.versionBatcher = shared.map { VersionBatcher(store: $0) }
         // Uncached decisions on a shared database are computed there: one thread per core (at least two).
         self.decisionThreads = shared == nil ? nil : WorkerThreads(count: max(2, WorkerThreads.onlineCores))
@@ -66,6 +72,8 @@ public final class SheetService: Sendable {
         self.catalogSnapshot = CatalogSnapshot(try Self.storedCatalog(store))
         if let sharedCatalogVersion { catalogSnapshot.sharedVersion = sharedCatalogVersion }
         shared?.listen { [weak self] change in self?.apply(change) }
+        // While the database does not answer, the last catalog read (as `catalog` does).
+        postgres?.checkCatalogVersionPerBatch { [weak self] version in try? self?.refreshCatalog(seen: version) }
     }
 
     /// The catalog as stored (what start-up and a replica's reload read).

@@ -75,6 +75,28 @@ struct ReplicaTests {
         }
     }
 
+    /// Events decide with the catalog checked in their batch's transaction (no read of the version
+    /// per request): a sheet added on one replica is known to an event on the other sent right after
+    /// the acknowledgement, and a deleted one is not, also with the other's listener stopped (no
+    /// notification can arrive) and no other route asked in between.
+    @Test func eventsOnTheOtherReplicaUseTheCatalogOfTheirOwnBatch() throws {
+        let pair = try ReplicaPair()
+        pair.aStore.stopListening()
+        pair.bStore.stopListening()
+        for round in 0..<6 {
+            let (first, second) = round % 2 == 0 ? (pair.a, pair.b) : (pair.b, pair.a)
+            let id = "event-sheet-\(round)"
+            try second.request("POST", "/v1/users/u6/dismissals", json: #"{"sheetId":"\#(id)","method":"swipe"}"#).expect(404)
+            try first.put("/v1/sheets/\(id)", #"{"kind":"cards","screen":"e\#(round)","containerId":"box","priority":1}"#).expect(201)
+            try second.request("POST", "/v1/users/u6/dismissals", json: #"{"sheetId":"\#(id)","method":"swipe"}"#).expect(200)
+            try second.request("POST", "/v1/users/u6/impressions", json: #"{"sheetId":"\#(id)"}"#).expect(200)
+            try first.request("DELETE", "/v1/sheets/\(id)").expect(204)
+            try second.request("POST", "/v1/users/u6/impressions", json: #"{"sheetId":"\#(id)"}"#).expect(404)
+        }
+        #expect(pair.aService.replicaCounters.catalogReloads.load(ordering: .relaxed) >= 6)
+        #expect(pair.bService.replicaCounters.catalogReloads.load(ordering: .relaxed) >= 6)
+    }
+
     /// The campaign settings travel with the catalog: a change on one replica is served by the other
     /// on the next request.
     @Test func settingsChangesAreServedByTheOtherReplicaOnTheNextRequest() throws {

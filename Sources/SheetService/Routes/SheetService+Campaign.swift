@@ -12,9 +12,10 @@ extension SheetService {
         let userId = try authorizeUser(request)
         let impression = try ImpressionReport(try jsonBody(request))
         let sheetId = impression.sheetId
-        let catalog = self.catalog, clock = self.clock
+        let events = eventCatalog(), clock = self.clock
         return record(userId: userId, eventId: impression.eventId, kind: "impression", emitting: [(sheetId, .impression, nil)]) {
             state in
+            let catalog = events.current
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             state.campaign.recordImpression(of: sheetId, at: clock(), keepSeconds: catalog.longestImpressionPeriod)

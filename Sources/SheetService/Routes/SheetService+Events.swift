@@ -11,8 +11,9 @@ extension SheetService {
         let containerId = try pathIdentifier(request, "containerId")
         let report = try CountReport(try jsonBody(request))
         let filter = report.filter
-        let catalog = self.catalog, clock = self.clock
+        let events = eventCatalog(), clock = self.clock
         return record(userId: userId, eventId: report.eventId, kind: "count") { state in
+            let catalog = events.current
             let effect = SheetPolicy.apply(
                 .countReported(containerId: containerId, filter: filter, count: report.count, seq: report.seq), to: &state, catalog: catalog,
                 now: clock())
@@ -32,10 +33,11 @@ extension SheetService {
         let userId = try authorizeUser(request)
         let dismissal = try Dismissal(try jsonBody(request))
         let sheetId = dismissal.sheetId
-        let catalog = self.catalog, clock = self.clock
+        let events = eventCatalog(), clock = self.clock
         return record(
             userId: userId, eventId: dismissal.eventId, kind: "dismissal", emitting: [(sheetId, .dismissal, dismissal.method.rawValue)]
         ) { state in
+            let catalog = events.current
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId, method: dismissal.method), to: &state, catalog: catalog, now: clock())
@@ -52,10 +54,11 @@ extension SheetService {
         let userId = try authorizeUser(request)
         let presentation = try Presentation(try jsonBody(request))
         let sheetId = presentation.sheetId, parentSheetId = presentation.parentSheetId
-        let catalog = self.catalog, clock = self.clock
+        let events = eventCatalog(), clock = self.clock
         // "Opened from" a sheet (its stats): a presentation naming it as the parent.
         let opened = parentSheetId.map { [(sheetId: $0, kind: SheetActivity.Kind.opened, method: String?.none)] } ?? []
         return record(userId: userId, eventId: presentation.eventId, kind: "presentation", emitting: opened) { state in
+            let catalog = events.current
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             if let parentSheetId, catalog[parentSheetId] == nil {
                 throw Problems.notFound("no parent sheet '\(parentSheetId)' in the catalog")
@@ -73,8 +76,9 @@ extension SheetService {
         let sheetId = try pathIdentifier(request, "sheetId")
         let report = try ContentHeightReport(try jsonBody(request))
         let platform = report.platform, height = report.height
-        let catalog = self.catalog, clock = self.clock
+        let events = eventCatalog(), clock = self.clock
         return record(userId: userId, eventId: report.eventId, kind: "content-height") { state in
+            let catalog = events.current
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             _ = SheetPolicy.apply(
                 .contentHeightMeasured(sheetId: sheetId, platform: platform, height: height), to: &state, catalog: catalog, now: clock())
@@ -86,6 +90,14 @@ extension SheetService {
             }
             return w.bytes
         }
+    }
+
+    /// The catalog an event's body decides with. On PostgreSQL the writer reads the catalog version in
+    /// the batch's transaction (after the request arrived) and reloads the snapshot when it moved,
+    /// before any body of the batch runs: the body takes the snapshot as it is then, and the request
+    /// makes no read of its own. Elsewhere the catalog as the request sees it now (`catalog`).
+    func eventCatalog() -> EventCatalog {
+        EventCatalog(taken: catalogCheckedPerBatch ? nil : catalog, snapshot: catalogSnapshot)
     }
 
     /// One event, one transaction; the outcome of the first processing answers every retry.
@@ -141,6 +153,14 @@ extension SheetService {
             }
         }
     }
+}
+
+/// See `SheetService.eventCatalog()`.
+struct EventCatalog: Sendable {
+    let taken: Catalog?
+    let snapshot: CatalogSnapshot
+    /// Read by the body, when it runs.
+    var current: Catalog { taken ?? snapshot.current }
 }
 
 /// What an event's body emitted, read after its commit (the body runs once, on the writer).
