@@ -7,7 +7,7 @@
 # --scale  also preloads 1 000 000 users and compares decision GETs against the 10 000-user database,
 #          with the decision cache and without it (--decision-cache 0: every decision reads SQLite)
 #
-# Environment: BENCH_ONLY="get put" runs only those scenarios (get get-nc get304 put dismiss mix;
+# Environment: BENCH_ONLY="get put" runs only those scenarios (get get-nc put dismiss mix get-all;
 # get-nc: decision GETs with --decision-cache 0, every decision computed);
 # BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS (MHD workers per
 # server; default: cores - 1), BENCH_USERS override.
@@ -222,10 +222,12 @@ run() {
 }
 
 # name, Lua script, yardstick, MHD workers per server[, sheetd's kind (default sheetd)]
+# No 304 scenario: sheetd's 304 carries the 200's Content-Length (RFC 9110 §8.6; libmicrohttpd
+# 0.9.75 always frames a response), and wrk 4.1's http-parser then waits for a body that never
+# comes (0 requests measured). bench/lua/decision_304.lua stays for a client that reads 304s right.
 SCENARIOS=(
   "get decision.lua http_fixed $THREADS"
   "get-nc decision.lua http_fixed $THREADS sheetd-nc"
-  "get304 decision_304.lua http_fixed $THREADS"
   "put count.lua sqlite_upsert $THREADS"
   "dismiss dismissal.lua sqlite_upsert $THREADS"
   "mix mix.lua sqlite_upsert $THREADS"
