@@ -35,7 +35,7 @@ struct WriterConnection {
 
     mutating func connection(path: String, options: Connection.Options) throws(SQLiteError) -> Connection {
         try current.opened(path: path, flags: [.readWrite, .create, .noMutex], options: options) { db throws(SQLiteError) in
-            try GroupCommitWriter.configure(db)
+            try db.trackWALSize()
         }
     }
 
@@ -78,10 +78,6 @@ final class GroupCommitWriter: Sendable {
     /// and tries again `blockingCheckpointFrames` later (a long-lived reader never stalls writes for
     /// the busy timeout).
     static let blockingCheckpointWaitMilliseconds = 20
-    /// The writer connection's page cache, in KiB (SQLite's default is 2 MiB): every event touches a
-    /// few pages of its own user (state row, activity rows) spread over the whole file, and pages
-    /// that fall out of the cache are read again from the WAL or the database file.
-    static let cacheKiB = 64 << 10
     /// Free space on the database's file system below which a store that hit SQLITE_FULL stays unready.
     static let minimumFreeBytes: UInt64 = 4 << 20
 
@@ -112,13 +108,6 @@ final class GroupCommitWriter: Sendable {
         self.options = options
         self.connection = Locked(WriterConnection(connection: connection))
         self.checkpointer = Checkpointer(path: path, options: options)
-    }
-
-    /// Settings of a newly opened writer connection: the WAL size tracked after commits (the writer
-    /// checkpoints, see `checkpointIfNeeded`) and its page cache.
-    static func configure(_ db: Connection) throws(SQLiteError) {
-        try db.trackWALSize()
-        try db.execute("PRAGMA cache_size = -\(cacheKiB)")
     }
 
     /// The writer connection's state under its lock (tests and start-up maintenance).

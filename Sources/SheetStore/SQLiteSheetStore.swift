@@ -57,7 +57,7 @@ public final class SQLiteSheetStore: SheetStore {
             walJournal: true, synchronous: synchronous.level, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         let connection = try mapErrors { try Connection(path: path, flags: [.readWrite, .create, .noMutex], options: options) }
         try Migrator().migrate(connection)
-        try mapErrors { try GroupCommitWriter.configure(connection) }
+        try mapErrors { try connection.trackWALSize() }
         let store = SQLiteSheetStore(path: path, options: options, connection: connection)
         // Expired event ids are purged at start and then every `purgeEvery` commits. A read-only
         // database still opens (reads keep working); its writes report `unavailable`.
