@@ -10,6 +10,13 @@ final class Parked: @unchecked Sendable {  // invariant: promises only touched u
     private var promises: [ResponsePromise] = []
     func add(_ p: ResponsePromise) { lock.lock(); promises.append(p); lock.unlock() }
     var count: Int { lock.lock(); defer { lock.unlock() }; return promises.count }
+    /// Waits up to 2 s for `n` parked requests; returns how many there are.
+    @discardableResult
+    func wait(for n: Int) -> Int {
+        var waited = 0
+        while count < n && waited < 400 { usleep(5_000); waited += 1 }
+        return count
+    }
     func takeAll() -> [ResponsePromise] {
         lock.lock(); defer { lock.unlock() }
         let all = promises
@@ -94,9 +101,7 @@ func makeDeferredRouter(parked: Parked) -> Router {
                     if let r = try? fetch(port, "GET", "/v1/parked"), r.status == 200, r.text == "released" { answers.add() }
                 }
             }
-            var waited = 0
-            while parked.count < 20 && waited < 400 { usleep(5_000); waited += 1 }
-            #expect(parked.count == 20)
+            #expect(parked.wait(for: 20) == 20)
             let start = ContinuousClock.now
             #expect(try fetch(port, "GET", "/healthz").status == 200)
             #expect(ContinuousClock.now - start < .seconds(1))
@@ -117,9 +122,7 @@ func makeDeferredRouter(parked: Parked) -> Router {
         let server = try startTestServer(router: makeDeferredRouter(parked: parked))
         let c = try RawConnection(port: server.port)
         try c.send("GET /v1/parked HTTP/1.1\r\nHost: x\r\n\r\n")
-        var waited = 0
-        while parked.count < 1 && waited < 400 { usleep(5_000); waited += 1 }
-        #expect(parked.count == 1)
+        #expect(parked.wait(for: 1) == 1)
         let start = ContinuousClock.now
         server.stop(drainTimeout: .milliseconds(300))
         #expect(ContinuousClock.now - start < .seconds(3))
@@ -137,8 +140,7 @@ func makeDeferredRouter(parked: Parked) -> Router {
         try c.send("GET /v1/parked HTTP/1.1\r\nHost: x\r\n\r\n")
         let result = Box<RawResponse?>(nil)
         let reader = TestThread { result.set(try? c.readResponse()) }
-        var waited = 0
-        while parked.count < 1 && waited < 400 { usleep(5_000); waited += 1 }
+        parked.wait(for: 1)
         let settler = TestThread {
             usleep(300_000)
             for promise in parked.takeAll() { promise.succeed(.text(200, "settled while draining", contentType: "text/plain")) }
@@ -164,9 +166,7 @@ func makeDeferredRouter(parked: Parked) -> Router {
                     if let r = try? fetch(port, "GET", "/v1/parked"), r.status == 200, r.text == "together" { answers.add() }
                 }
             }
-            var waited = 0
-            while parked.count < 6 && waited < 400 { usleep(5_000); waited += 1 }
-            #expect(parked.count == 6)
+            #expect(parked.wait(for: 6) == 6)
             let answeredInside = ResponsePromise.resumingTogether {
                 for promise in parked.takeAll() { promise.succeed(.text(200, "together", contentType: "text/plain")) }
                 usleep(200_000)  // a resumed connection would be answered meanwhile
@@ -186,9 +186,7 @@ func makeDeferredRouter(parked: Parked) -> Router {
         let server = try startTestServer(router: makeDeferredRouter(parked: parked))
         let c = try RawConnection(port: server.port)
         try c.send("GET /v1/parked HTTP/1.1\r\nHost: x\r\n\r\n")
-        var waited = 0
-        while parked.count < 1 && waited < 400 { usleep(5_000); waited += 1 }
-        #expect(parked.count == 1)
+        #expect(parked.wait(for: 1) == 1)
         let settled = Counter()
         let stopped = Counter()
         let holder = TestThread {
