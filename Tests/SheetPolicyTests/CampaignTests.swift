@@ -276,6 +276,16 @@ struct CampaignFormatTests {
         #expect(Timestamp(rfc3339: "2026-12-01T09:00:00.5Z")?.millisecondsSince1970 == 1_796_115_600_500)
         #expect(Timestamp(rfc3339: "2026-12-01T09:00:00.250000Z")?.millisecondsSince1970 == 1_796_115_600_250)
         #expect(Timestamp(rfc3339: "1969-12-31T23:59:59.999Z")?.millisecondsSince1970 == -1)
+        #expect(Timestamp(rfc3339: "2026-12-01T09:00:00.2501Z") == nil)
+        #expect(
+            Timestamp(rfc3339: "2026-12-01T09:00:00.2501Z", finerFraction: .roundUp)?.millisecondsSince1970
+                == 1_796_115_600_251)
+        #expect(
+            Timestamp(rfc3339: "2026-12-01T08:59:59.9990001Z", finerFraction: .roundUp)?.millisecondsSince1970
+                == 1_796_115_600_000)
+        #expect(
+            Timestamp(rfc3339: "2026-12-01T09:00:00.250000Z", finerFraction: .roundUp)?.millisecondsSince1970
+                == 1_796_115_600_250)
         #expect(Timestamp(rfc3339: "2028-02-29T00:00:00Z") != nil)
         for bad in [
             "2026-12-01T09:00:00", "2026-12-01 09:00:00Z", "2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-12-01T24:00:00Z",

@@ -1,9 +1,18 @@
 extension Timestamp {
+    /// What to do with a fraction finer than a millisecond that is not zero.
+    public enum FinerFraction: Sendable {
+        /// Not a time: a stored time is never rounded silently.
+        case reject
+        /// Round up to the next millisecond. Exact for a bound compared with millisecond times
+        /// (`t >= 09:00:00.4561` holds exactly when `t >= 09:00:00.457`), as a `since` filter is.
+        case roundUp
+    }
+
     /// Parses an RFC 3339 `date-time` exactly (`2026-12-01T09:00:00Z`, `2026-12-01T10:00:00.250+01:00`):
     /// the offset is applied, fractional seconds are kept to the millisecond. `nil` when the text is not
-    /// one, names a day that does not exist, a leap second, or a fraction finer than a millisecond that
-    /// is not zero (a time is never rounded silently).
-    public init?(rfc3339 text: some StringProtocol) {
+    /// one, names a day that does not exist, a leap second, or (unless `finerFraction` says to round
+    /// up) a fraction finer than a millisecond that is not zero.
+    public init?(rfc3339 text: some StringProtocol, finerFraction: FinerFraction = .reject) {
         let b = Array(text.utf8)
         var i = 0
         func digits(_ n: Int) -> Int? {
@@ -29,17 +38,22 @@ extension Timestamp {
             second <= 59
         else { return nil }
         var millis = 0
+        var finerThanMillisecond = false
         if i < b.count, b[i] == 46 {  // "."
             i += 1
             var count = 0
             while i < b.count, b[i] >= 48, b[i] <= 57 {
                 let d = Int(b[i] - 48)
-                if count < 3 { millis = millis * 10 + d } else if d != 0 { return nil }
+                if count < 3 { millis = millis * 10 + d } else if d != 0 { finerThanMillisecond = true }
                 count += 1
                 i += 1
             }
             guard count > 0 else { return nil }
             for _ in count..<max(count, 3) { millis *= 10 }
+        }
+        if finerThanMillisecond {
+            guard finerFraction == .roundUp else { return nil }
+            millis += 1  // 999 + 1 carries into the seconds below
         }
         var offsetMinutes = 0
         if expect(90, 122) {  // "Z" / "z"

@@ -136,7 +136,7 @@ extension SheetService {
         if repeated { invalid.append(("since", "is given more than once")) }
         var since: Timestamp?
         if let sinceText, !repeated {
-            since = Timestamp(rfc3339: sinceText)
+            since = Timestamp(rfc3339: sinceText, finerFraction: .roundUp)
             if since == nil { invalid.append(("since", "must be an RFC 3339 date-time such as 2026-12-01T00:00:00Z")) }
         }
         if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
