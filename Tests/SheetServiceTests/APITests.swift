@@ -286,6 +286,30 @@ import Testing
         live.service.beginDraining()
         #expect(try live.get("/readyz").status == 503)
     }
+
+    /// The decision cache's hits and misses in /metrics: the first decision and the first after a
+    /// write are computed, a repeat is a hit.
+    @Test func metricsCountDecisionCacheHitsAndMisses() throws {
+        let live = try LiveService()
+        try Fixtures.install(live)
+        let token = live.userToken("alice")
+        let decision = "/v1/users/alice/decision?\(Fixtures.homeAccountsIOS)"
+        func counts() throws -> (hits: Int, misses: Int) {
+            let lines = try live.get("/metrics").text.split(separator: "\n")
+            func value(_ name: String) -> Int? {
+                lines.first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
+            }
+            return (try #require(value("sheetd_decision_cache_hits_total")), try #require(value("sheetd_decision_cache_misses_total")))
+        }
+        let before = try counts()
+        _ = try live.get(decision, token: token)  // computed
+        _ = try live.get(decision, token: token)  // cached
+        _ = try live.put("/v1/users/alice/containers/offers-home/count", #"{"count":2}"#, token: token)
+        _ = try live.get(decision, token: token)  // computed again after the write
+        let after = try counts()
+        #expect(after.hits - before.hits == 1)
+        #expect(after.misses - before.misses == 2)
+    }
 }
 
 /// Builds tokens the server did not issue (other secrets, nbf in the future).

@@ -31,12 +31,26 @@ extension SheetService {
             + Self.family(
                 "sheetd_store_wal_restarts_total", "counter",
                 "Checkpoints by the writer that let the WAL start over.", "\(writes.walRestarts)")
+            + decisionCacheMetrics()
             + Self.family("sheetd_streams_open", "gauge", "Open decision streams (Server-Sent Events).", "\(streams.openCount)")
             + Self.family("sheetd_long_polls_waiting", "gauge", "Decision requests held by Prefer: wait.", "\(longPolls.count)")
             + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalogSnapshot.current.sheets.count)")
             + sheetCounters.render(catalog: catalogSnapshot.current)
             + replicaMetrics()
             + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(Self.version)\"}")
+    }
+
+    /// Decision cache lookups: the hit ratio tells whether `SHEETD_DECISION_CACHE` holds the active
+    /// users (none while the cache is off).
+    private func decisionCacheMetrics() -> String {
+        guard decisions.enabled else { return "" }
+        let (hits, misses) = decisions.hitsAndMisses
+        return Self.family(
+            "sheetd_decision_cache_hits_total", "counter", "Decisions answered from the decision cache.", "\(hits)")
+            + Self.family(
+                "sheetd_decision_cache_misses_total", "counter",
+                "Decisions computed because no current answer was cached (first request, after a write, past a time boundary, or evicted).",
+                "\(misses)")
     }
 
     /// The replica families, on a shared database only.
