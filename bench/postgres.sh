@@ -10,7 +10,7 @@
 #   put       Count PUT: C yardstick (one UPSERT per request, autocommit, one libpq connection)
 #             vs sheetd on PostgreSQL (group commit, pipelined batches)
 #   get       cached decision GET: sheetd on SQLite vs sheetd on PostgreSQL
-#   get-same  the same with as many workers on PostgreSQL as on SQLite (BENCH_THREADS)
+#   get-same  the same with as many workers on PostgreSQL as on SQLite (only when BENCH_PG_THREADS differs)
 #   get-nc    decision GET with --decision-cache 0 (every decision reads the database), both
 #   replicas  two sheetd replicas on the one database, a wrk -c32 on each at once (count PUTs,
 #             then decision GETs): per replica and together
@@ -18,8 +18,9 @@
 # BENCH_BASE_BIN: a baseline sheetd binary; adds put-ab, get-ab and get-nc-ab (baseline against BIN on
 # PostgreSQL, interleaved; their figures are in the log and BENCH_KEEP_RESULTS, not in the table).
 # Environment: BENCH_ROUNDS, BENCH_DURATION, BENCH_THREADS (MHD workers of the SQLite server and
-# the yardstick; default cores - 1), BENCH_PG_THREADS (MHD workers of sheetd on PostgreSQL,
-# default 4: a worker waits for the database on a read), BENCH_USERS, BENCH_ONLY="put get".
+# the yardstick; default cores - 1), BENCH_PG_THREADS (MHD workers of sheetd on PostgreSQL, default
+# the same: no decision or event route holds a worker while the database answers), BENCH_USERS,
+# BENCH_ONLY="put get".
 # The table goes into BENCHMARKS.md between the bench:postgres markers.
 set -Eeuo pipefail
 
@@ -36,7 +37,7 @@ cd "$ROOT"
 BIN=${SHEETD_BIN:-$ROOT/.build/release/sheetd}
 USERS=${BENCH_USERS:-10000}
 THREADS=${BENCH_THREADS:-$(( $(nproc) > 1 ? $(nproc) - 1 : 1 ))}
-PG_THREADS=${BENCH_PG_THREADS:-4}
+PG_THREADS=${BENCH_PG_THREADS:-$THREADS}
 CONNS=64
 if [ $quick = 1 ]; then ROUNDS=${BENCH_ROUNDS:-2} DUR=${BENCH_DURATION:-3}
 else ROUNDS=${BENCH_ROUNDS:-3} DUR=${BENCH_DURATION:-6}; fi
@@ -206,9 +207,10 @@ run_replicas() {  # run_replicas ROUND SCRIPT: two replicas, a wrk -c32 on each 
 SCENARIOS=(
   "put count.lua pg_upsert sheetd-pg"
   "get decision.lua sheetd-sqlite sheetd-pg"
-  "get-same decision.lua sheetd-sqlite sheetd-pg-same"
   "get-nc decision.lua sheetd-sqlite-nc sheetd-pg-nc"
 )
+# With other worker counts on PostgreSQL (BENCH_PG_THREADS), the cached GET also with the same as SQLite's.
+[ "$PG_THREADS" != "$THREADS" ] && SCENARIOS+=("get-same decision.lua sheetd-sqlite sheetd-pg-same")
 [ -n "${BENCH_BASE_BIN:-}" ] && SCENARIOS+=(
   "put-ab count.lua sheetd-pg-base sheetd-pg"
   "get-ab decision.lua sheetd-pg-base sheetd-pg"

@@ -21,20 +21,37 @@ extension PostgresConnection {
     ///
     /// - Throws: `connectionLost` when the socket failed or the server closed the session.
     public func waitForNotifications(timeoutMilliseconds: Int32) throws(PostgresError) -> [PostgresNotification] {
+        try waitForNotifications(timeoutMilliseconds: timeoutMilliseconds, orReadable: -1).notifications
+    }
+
+    /// The same, and returns early when `descriptor` (when not negative) becomes readable: `woken`
+    /// says whether it is.
+    public func waitForNotifications(
+        timeoutMilliseconds: Int32, orReadable descriptor: Int32
+    ) throws(PostgresError) -> (notifications: [PostgresNotification], woken: Bool) {
         guard let handle else { throw PostgresError(sqlstate: "", message: "the connection is closed", connectionLost: true) }
         var pending = drainNotifications(handle)
-        if !pending.isEmpty { return pending }
-        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-        guard descriptor.fd >= 0 else { throw lost(handle) }
-        let ready = poll(&descriptor, 1, timeoutMilliseconds)
+        if !pending.isEmpty { return (pending, false) }
+        var descriptors = [
+            pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0),
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        guard descriptors[0].fd >= 0 else { throw lost(handle) }
+        let ready = poll(&descriptors, descriptor >= 0 ? 2 : 1, timeoutMilliseconds)
         if ready < 0 && errno != EINTR { throw lost(handle) }
-        if ready > 0 {
+        if ready > 0 && descriptors[0].revents != 0 {
             // > PQconsumeInput normally returns 1 indicating "no error", but returns 0 if there was some
             // > kind of trouble. (A closed socket is trouble: the server ended the session.)
             if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK { throw lost(handle) }
         }
         pending = drainNotifications(handle)
-        return pending
+        return (pending, ready > 0 && descriptor >= 0 && descriptors[1].revents != 0)
+    }
+
+    /// The notifications libpq buffered while a command ran on this connection.
+    public func bufferedNotifications() -> [PostgresNotification] {
+        guard let handle else { return [] }
+        return drainNotifications(handle)
     }
 
     /// Every notification libpq has buffered (after any command on this connection too).
@@ -75,11 +92,26 @@ public final class PostgresListener: Sendable {
         case notification(PostgresNotification)
     }
 
+    private struct Barriers {
+        /// Waiting for the next round trip.
+        var waiting: [@Sendable (Bool) -> Void] = []
+        /// The session listens and `.listening` was handled: a round trip now proves what was heard.
+        var listening = false
+    }
+
     private let url: String
     private let channel: String
     private let handler: @Sendable (Event) -> Void
     private let stopped = Atomic<Bool>(false)
     private let running = Atomic<Bool>(false)
+    private let barriers = Mutex(Barriers())
+    /// A pipe that wakes the listener's wait when a barrier is asked for: [read end, write end].
+    private let wake: (read: Int32, write: Int32)
+    private let roundTrips = Atomic<Int>(0)
+    /// How long a barrier round trip waits, once asked for, for more requests to share it.
+    static let gatherMicroseconds: UInt32 = 100
+    /// Barrier round trips made (`sync`), for tests and metrics.
+    public var barrierRoundTrips: Int { roundTrips.load(ordering: .relaxed) }
     /// The listening session's backend pid (0 while not connected), for tests that end it.
     private let pid = Atomic<Int32>(0)
 
@@ -94,6 +126,44 @@ public final class PostgresListener: Sendable {
         self.url = url
         self.channel = channel
         self.handler = handler
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+            _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        }
+        wake = (ends[0], ends[1])
+    }
+
+    deinit {
+        if wake.read >= 0 { close(wake.read) }
+        if wake.write >= 0 { close(wake.write) }
+    }
+
+    /// Calls `completion(true)` once every notification committed before this call has been handed
+    /// to the handler (and the handler returned), or `completion(false)` when that cannot be
+    /// promised: the session is not listening, or was lost on the way. Runs on the listener's thread.
+    ///
+    /// How: a round trip on the listening session itself, started after this call. PostgreSQL sends
+    /// the listening session every notification of a transaction that committed before the round
+    /// trip's query was read before its ReadyForQuery (postgres.c: "if any notifies were received
+    /// during the just-finished transaction, they'll be seen by the client before ReadyForQuery is";
+    /// the committing session signals listeners at commit, before its own client hears of it), and
+    /// libpq hands them over in order. One round trip serves every call made before it started.
+    public func sync(_ completion: @escaping @Sendable (Bool) -> Void) {
+        enum Outcome { case refused, wakeUp, queued }
+        let outcome = barriers.withLock { b -> Outcome in
+            guard b.listening, wake.write >= 0 else { return .refused }
+            b.waiting.append(completion)
+            return b.waiting.count == 1 ? .wakeUp : .queued
+        }
+        switch outcome {
+        case .refused: completion(false)
+        case .wakeUp:
+            var byte: UInt8 = 1
+            _ = write(wake.write, &byte, 1)
+        case .queued: break  // a wake-up is on its way already
+        }
     }
 
     /// The backend pid of the listening session, 0 while it is not connected.
@@ -120,7 +190,15 @@ public final class PostgresListener: Sendable {
             backoffMilliseconds = 10
             pid.store(connection.backendPID, ordering: .releasing)
             handler(.listening)
+            barriers.withLock { $0.listening = true }
             listen(on: connection)
+            // Nothing heard from now on: no barrier may succeed, the waiting ones fail.
+            let failed = barriers.withLock { b in
+                b.listening = false
+                defer { b.waiting.removeAll() }
+                return b.waiting
+            }
+            for completion in failed { completion(false) }
             pid.store(0, ordering: .releasing)
             connection.close()
             if !stopped.load(ordering: .acquiring) { handler(.lost) }
@@ -133,7 +211,13 @@ public final class PostgresListener: Sendable {
         while !stopped.load(ordering: .acquiring) {
             do {
                 // A short wait, so that `stop()` is noticed within a quarter second.
-                let notes = try connection.waitForNotifications(timeoutMilliseconds: 250)
+                let (notes, woken) = try connection.waitForNotifications(timeoutMilliseconds: 250, orReadable: wake.read)
+                for note in notes { handler(.notification(note)) }
+                if woken {
+                    try roundTrip(on: connection)
+                    idleMilliseconds = 0
+                    continue
+                }
                 if notes.isEmpty {
                     idleMilliseconds += 250
                     if idleMilliseconds >= 1000 {
@@ -145,11 +229,35 @@ public final class PostgresListener: Sendable {
                     continue
                 }
                 idleMilliseconds = 0
-                for note in notes { handler(.notification(note)) }
             } catch {
                 return
             }
         }
+    }
+
+    /// One barrier round trip for every `sync` waiting: an empty query, then the notifications that
+    /// came before its answer, then the waiters.
+    private func roundTrip(on connection: PostgresConnection) throws(PostgresError) {
+        // Requests keep arriving while the previous round trip was out: wait a little for more, so
+        // that one round trip serves them all (fewer round trips, less CPU here and in PostgreSQL, for
+        // a tenth of a millisecond of latency; see BENCHMARKS.md).
+        usleep(Self.gatherMicroseconds)
+        var drained = [UInt8](repeating: 0, count: 64)
+        while read(wake.read, &drained, drained.count) > 0 {}
+        let waiting = barriers.withLock { b in
+            defer { b.waiting.removeAll() }
+            return b.waiting
+        }
+        guard !waiting.isEmpty else { return }
+        roundTrips.add(1, ordering: .relaxed)
+        do {
+            try connection.execute("")
+        } catch {
+            for completion in waiting { completion(false) }
+            throw error
+        }
+        for note in connection.bufferedNotifications() { handler(.notification(note)) }
+        for completion in waiting { completion(true) }
     }
 
     /// Asks `run()` to return (within about 250 ms); waits for it up to 2 s.

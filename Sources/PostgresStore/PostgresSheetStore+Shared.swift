@@ -145,6 +145,13 @@ extension PostgresSheetStore: SharedSheetStore {
         startDetachedThread { listener.run() }
     }
 
+    public func syncChanges(_ completion: @escaping @Sendable (Bool) -> Void) {
+        guard let listener = currentListener else { return completion(false) }
+        listener.sync(completion)
+    }
+
+    public var changeSyncRoundTrips: Int { currentListener?.barrierRoundTrips ?? 0 }
+
     /// Stops the listener (notifications are no longer heard; versions still keep reads exact).
     public func stopListening() { currentListener?.stop() }
 

@@ -20,6 +20,8 @@ public final class SheetService: Sendable {
     let replicaCounters = ReplicaCounters()
     /// On a shared database: one round trip checks the cached decisions of every waiting request.
     let versionBatcher: VersionBatcher?
+    /// On a shared database: cached decisions proven current by the listener (no per-user read).
+    let changeBarrier: ChangeBarrier?
     /// On a shared database: decisions the batched check could not answer from the cache.
     let decisionThreads: WorkerThreads?
     let tokens: TokenVerifier
@@ -58,6 +60,7 @@ public final class SheetService: Sendable {
         let postgres = store as? PostgresSheetStore
         self.catalogCheckedPerBatch = postgres != nil
         self.versionBatcher = shared.map { VersionBatcher(store: $0) }
+        self.changeBarrier = shared.map { ChangeBarrier(store: $0) }
         // Uncached decisions on a shared database are computed there: one thread per core (at least two).
         self.decisionThreads = shared == nil ? nil : WorkerThreads(count: max(2, WorkerThreads.onlineCores))
         self.clock = clock

@@ -44,4 +44,12 @@ public protocol SharedSheetStore: SheetStore {
     /// Starts the store's one listener; `handler` runs on the listener's thread, one call at a time.
     /// Changes committed by this store (this process) are not reported. Stopped by `close()`.
     func listen(_ handler: @escaping @Sendable (SharedChange) -> Void)
+    /// Calls `completion(true)` once every change that another process committed before this call has
+    /// been reported to the `listen` handler (and the handler returned): after it, what the handler
+    /// keeps exact (caches) is exact without a read. `completion(false)` when that cannot be promised
+    /// (no listener listening, or it was lost meanwhile): check versions instead. One round trip
+    /// serves many calls; `completion` runs on the listener's thread (keep it short).
+    func syncChanges(_ completion: @escaping @Sendable (Bool) -> Void)
+    /// Round trips made by `syncChanges` so far.
+    var changeSyncRoundTrips: Int { get }
 }

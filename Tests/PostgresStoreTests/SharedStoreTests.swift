@@ -169,6 +169,57 @@ struct SharedStoreTests {
         #expect(heardByA.withLock { $0 } == [.listenerReset(connected: true)], "a store does not hear itself")
     }
 
+    /// `syncChanges` answers only after every change the other store committed before the call was
+    /// handed to the listener's handler (the barrier behind cached reads on replicas), and refuses
+    /// (false) once the listener stopped.
+    @Test func syncChangesComesAfterEveryEarlierCommitsNotification() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        let a = try #require(try database.open() as? PostgresSheetStore)
+        let b = try #require(try database.open() as? PostgresSheetStore)
+        defer { a.close(); b.close() }
+        let heard = Mutex<[String]>([])
+        let listening = Atomic<Bool>(false)
+        b.listen { change in
+            switch change {
+            case .users(let ids): heard.withLock { $0 += ids }
+            case .listenerReset(let connected): listening.store(connected, ordering: .releasing)
+            case .catalog: break
+            }
+        }
+        #expect(waitFor { listening.load(ordering: .acquiring) })
+        let before = b.changeSyncRoundTrips
+        let outcomes = Mutex<[(heard: Bool, applied: Bool)]>([])
+        for n in 0..<100 {
+            let userId = "sync-\(n)"
+            _ = try a.update(userId: userId, eventId: nil) { state in
+                state.containers[Self.key] = ContainerCount(count: n + 1, seq: nil)
+                return []
+            }
+            // The write is acknowledged: the very next barrier must come after its notification.
+            let done = DispatchSemaphore(value: 0)
+            b.syncChanges { ok in
+                outcomes.withLock { $0.append((ok, heard.withLock { $0.contains(userId) })) }
+                done.signal()
+            }
+            #expect(done.wait(timeout: .now() + 5) == .success)
+        }
+        let results = outcomes.withLock { $0 }
+        #expect(results.count == 100)
+        #expect(results.allSatisfy { $0.heard && $0.applied }, "\(results.filter { !($0.heard && $0.applied) }.count) barriers came too early")
+        #expect(b.changeSyncRoundTrips > before)
+
+        b.stopListening()
+        let refused = DispatchSemaphore(value: 0)
+        let answer = Mutex<Bool?>(nil)
+        b.syncChanges { ok in
+            answer.withLock { $0 = ok }
+            refused.signal()
+        }
+        #expect(refused.wait(timeout: .now() + 5) == .success)
+        #expect(answer.withLock { $0 } == false)
+    }
+
     /// A batch naming more users than one payload holds is split under the 8000-byte limit.
     @Test func largeBatchesSplitTheirPayloads() {
         let notifier = ChangeNotifier(schema: "x")

@@ -56,6 +56,36 @@ struct ReplicaTests {
         #expect(checked >= 20)
     }
 
+    /// A cached decision is proven current by a round trip on the listening session alone (no read of
+    /// the user); a write acknowledged by the other replica still shows in the very next read.
+    @Test func cachedDecisionsAreProvenCurrentByTheListener() throws {
+        let pair = try ReplicaPair()
+        try pair.a.put("/v1/sheets/offers", Self.offers).expect(201)
+        try pair.a.put("/v1/users/u6/containers/offers-home/count", #"{"count":2}"#).expect(200)
+        let counters = pair.bService.replicaCounters
+        // Listening (a barrier needs it), and cached on B.
+        #expect(ReplicaPair.wait { counters.listenerConnected.load(ordering: .relaxed) ? true : nil } == true)
+        let cached = ReplicaPair.wait { () -> Bool? in
+            let before = counters.barrierHits.load(ordering: .relaxed)
+            _ = try? pair.b.get("/v1/users/u6/decision?\(Self.home)")
+            return counters.barrierHits.load(ordering: .relaxed) > before ? true : nil
+        }
+        #expect(cached == true)
+        let batcher = try #require(pair.bService.versionBatcher)
+        let checkedBefore = batcher.checked.load(ordering: .relaxed)
+        let hitsBefore = counters.barrierHits.load(ordering: .relaxed)
+        for _ in 0..<20 { #expect(try pair.b.get("/v1/users/u6/decision?\(Self.home)").text.contains("'offers' has 2 cards")) }
+        #expect(counters.barrierHits.load(ordering: .relaxed) - hitsBefore == 20)
+        #expect(batcher.checked.load(ordering: .relaxed) == checkedBefore, "no per-user read for a proven cached answer")
+        let metrics = try pair.b.get("/metrics").text
+        #expect(metrics.contains("sheetd_replica_barrier_hits_total "))
+
+        for n in 3...12 {
+            try pair.a.put("/v1/users/u6/containers/offers-home/count", #"{"count":\#(n)}"#).expect(200)
+            #expect(try pair.b.get("/v1/users/u6/decision?\(Self.home)").text.contains("'offers' has \(n) card"))
+        }
+    }
+
     /// A catalog change acknowledged by one replica is served by the other from the next request: the
     /// sheet itself, and decisions that present it; a delete likewise.
     @Test func catalogChangesAreServedByTheOtherReplicaOnTheNextRequest() throws {

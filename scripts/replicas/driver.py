@@ -3,7 +3,8 @@
 (scripts/replicas-test.sh starts everything and calls the phases; Python standard library only).
 
 Phases (each prints one `ok ...` or `FAIL ...` line and exits non-zero on failure):
-  pairs      N write-then-read pairs: the count PUT on one replica, the decision GET immediately on
+  pairs      N write-then-read pairs: the count PUT on one replica (after a decision GET that leaves a
+             cached answer on the other), the decision GET immediately on
              the other; a decision that does not show the count just written is stale.
   catalog    a sheet written on one replica is served by the other on the next request (the sheet
              GET and a decision that presents it), then deleted there and gone on the first.
@@ -115,6 +116,13 @@ def phase_pairs(args):
             n += 1
             w = i % 2
             writer, reader = replicas[w], replicas[1 - w]
+            # The reader answers this user's decision first, so that it holds a cached answer that the
+            # write must make stale (the cached path, proven by the listener's barrier, is the one at risk).
+            st, _, body = reader.request("GET", "/v1/users/%s/decision?%s" % (user, SCREEN))
+            if st != 200:
+                with lock:
+                    errors.append("warm read %s #%d: %s %s" % (user, n, st, body[:200]))
+                return
             st, _, body = writer.request(
                 "PUT", "/v1/users/%s/containers/offers-home/count" % user, {"count": n, "eventId": "%s-%d" % (user, n)})
             if st != 200:
@@ -149,7 +157,19 @@ def phase_pairs(args):
         fail("pairs: %d of %d decisions stale, first: user %s count %d read on %s" % (len(stale), done[0], *stale[0]))
     if done[0] != total:
         fail("pairs: only %d of %d pairs ran" % (done[0], total))
-    print("ok  pairs: %d write-then-read pairs across replicas, 0 stale (%.1f s, %d clients)" % (total, elapsed, threads), flush=True)
+    # How many reads the listener's barrier took part in (0 would mean the cached path went untested).
+    trips = 0
+    for u in args.replica:
+        c = Client(u, args.token)
+        st, _, body = c.request("GET", "/metrics")
+        c.close()
+        for line in body.decode(errors="replace").splitlines() if st == 200 else []:
+            if line.startswith("sheetd_replica_barrier_round_trips_total "):
+                trips += int(line.split()[1])
+    if trips == 0:
+        fail("pairs: no barrier round trip on either replica: the cached path was not exercised")
+    print("ok  pairs: %d write-then-read pairs across replicas, 0 stale (%.1f s, %d clients; %d barrier round trips)"
+          % (total, elapsed, threads, trips), flush=True)
     print("RESULT pairs=%d stale=0" % total)
 
 

@@ -26,50 +26,71 @@ extension SheetService {
         return Self.decisionResponse(answer)
     }
 
-    /// On a shared database: one round trip shared by every request waiting (`VersionBatcher`). A
-    /// cached decision is answered once the batched check says it is current; an uncached one is
-    /// computed, on a decision thread, from the state read in that round trip; a cached one that
-    /// changed takes the one-request path, on a decision thread. Nil: not a shared database.
+    /// On a shared database: a cached decision is answered once the listener has heard every change
+    /// committed before the request arrived (`ChangeBarrier`: one round trip on the listening session
+    /// shared by every request waiting, no per-user read). Otherwise (no cached answer, the answer went
+    /// stale, no listener) one batched read of versions shared by every request waiting
+    /// (`versionChecked`). Nil: not a shared database.
     private func batchedDecision(userId: String, context: ClientContext, condition: String?) -> HTTPResponse? {
-        guard let versionBatcher, let decisionThreads else { return nil }
-        let known = decisions.storeVersion(userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion)
-        let epoch = decisions.epoch(of: userId)  // before the state is read
-        return .deferred { [self] promise in
-            versionBatcher.check(userId, loadingState: known == nil) { [self] result in
-                @Sendable func respond(_ answer: DecisionCache.Answer) -> HTTPResponse {
-                    if let condition, EntityTag.matches(condition, answer.etag) { return Self.notModified(answer) }
-                    return Self.decisionResponse(answer)
-                }
-                switch result {
-                case .success(let read) where known != nil && read.versions.user == known && read.versions.catalog == catalogSnapshot.sharedVersion:
-                    if let hit = decisions.lookup(
-                        userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion, storeVersion: read.versions.user,
-                        now: clock)
-                    {
-                        return promise.succeed(respond(hit.answer))
-                    }
-                    fallthrough
-                case .success(let read):
-                    // Not cached (the state came with the versions), or changed since cached (or the
-                    // entry went: read the state): off the batcher's thread.
-                    decisionThreads.run { [self] in
-                        promise.complete { () throws(Problem) in
-                            guard let state = read.state else { return respond(try currentAnswer(userId: userId, context: context).answer) }
-                            try refreshCatalog(seen: read.versions.catalog)
-                            let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
-                            return respond(
-                                remember(
-                                    userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
-                                    decision: decide(catalog: catalog, state: state, context: context)
-                                ).answer)
-                        }
-                    }
-                case .failure(let error):
-                    databaseErrors.add(1, ordering: .relaxed)
-                    promise.fail(Problems.storage(error))
-                }
+        guard let changeBarrier else { return nil }
+        guard
+            let candidate = decisions.candidate(
+                userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion, now: clock)
+        else {
+            let epoch = decisions.epoch(of: userId)  // before the state is read
+            return .deferred { [self] promise in
+                versionChecked(userId: userId, context: context, condition: condition, epoch: epoch, promise: promise)
             }
         }
+        return .deferred { [self] promise in
+            changeBarrier.wait { [self] heard in
+                // Every change committed before the request arrived is applied to the cache (and the
+                // catalog reloaded when it moved; -1: a reload failed or is due): the candidate is exact
+                // when no write of its user and no catalog change came since it was taken.
+                if heard, catalogSnapshot.sharedVersion != -1, catalogSnapshot.currentVersion == candidate.catalogVersion,
+                    decisions.isStillCurrent(candidate, now: clock)
+                {
+                    replicaCounters.barrierHits.add(1, ordering: .relaxed)
+                    return promise.succeed(Self.decisionResponse(candidate.fresh.answer, condition: condition))
+                }
+                let epoch = decisions.epoch(of: userId)  // before the state is read
+                versionChecked(userId: userId, context: context, condition: condition, epoch: epoch, promise: promise)
+            }
+        }
+    }
+
+    /// The decision computed, on a decision thread, from the state read in one batched round trip
+    /// (`VersionBatcher`: the versions and the state of every request waiting, one statement).
+    private func versionChecked(userId: String, context: ClientContext, condition: String?, epoch: Int, promise: ResponsePromise) {
+        guard let versionBatcher, let decisionThreads else { return promise.fail(Problems.storage(.failure("not a shared database"))) }
+        versionBatcher.check(userId, loadingState: true) { [self] result in
+            switch result {
+            case .success(let read):
+                decisionThreads.run { [self] in
+                    promise.complete { () throws(Problem) in
+                        guard let state = read.state else {
+                            return Self.decisionResponse(try currentAnswer(userId: userId, context: context).answer, condition: condition)
+                        }
+                        try refreshCatalog(seen: read.versions.catalog)
+                        let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
+                        return Self.decisionResponse(
+                            remember(
+                                userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
+                                decision: decide(catalog: catalog, state: state, context: context)
+                            ).answer, condition: condition)
+                    }
+                }
+            case .failure(let error):
+                databaseErrors.add(1, ordering: .relaxed)
+                promise.fail(Problems.storage(error))
+            }
+        }
+    }
+
+    /// The 200 answer, or the 304 when `condition` (If-None-Match) matches its tag.
+    static func decisionResponse(_ answer: DecisionCache.Answer, condition: String?) -> HTTPResponse {
+        if let condition, EntityTag.matches(condition, answer.etag) { return notModified(answer) }
+        return decisionResponse(answer)
     }
 
     /// The decision for this user and context: from the cache, or computed from the stored state at the

@@ -69,6 +69,13 @@ extension SheetService {
             + Self.family(
                 "sheetd_replica_catalog_reloads_total", "counter", "Catalog reloads after another replica changed it.",
                 "\(c.catalogReloads.load(ordering: .relaxed))")
+            + Self.family(
+                "sheetd_replica_barrier_round_trips_total", "counter",
+                "Round trips on the listening session that proved cached decisions current (one serves many requests).",
+                "\(shared?.changeSyncRoundTrips ?? 0)")
+            + Self.family(
+                "sheetd_replica_barrier_hits_total", "counter", "Cached decisions answered after such a round trip, with no read of the user.",
+                "\(c.barrierHits.load(ordering: .relaxed))")
     }
 
     /// One Prometheus metric family with a single sample, in the text exposition format.

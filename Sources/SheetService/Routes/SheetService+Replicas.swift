@@ -6,16 +6,20 @@ import Synchronization
 /// Replicas on a shared database (PostgreSQL): exact caches and cross-replica wake-ups.
 ///
 /// Guarantees, and how they are kept:
-/// - Read-your-writes on any replica: every decision checks the user's version in the database after
-///   the request arrived. A decision of the HTTP route waits for a batched read (`VersionBatcher`: one
-///   statement for every request waiting; the versions, and the state with its version when the
-///   answer is not cached); streams, long-polls and changed cached answers use `sharedAnswer`
-///   (`SharedSheetStore.userState(userId:unlessUserVersion:)`: the two versions, and the state with
-///   its version only when the cached answer's is not current). A
-///   notification alone could not promise it: it may still be on its way to this replica when a
-///   request sent after the write's acknowledgement arrives.
+/// - Read-your-writes on any replica: a cached decision of the HTTP route is answered after a barrier
+///   on the listener's session (`ChangeBarrier`: one round trip started after the request arrived,
+///   which comes back behind the notification of every write committed before, so the cache has
+///   dropped what those writes made stale); without a usable cached answer, or without a listener,
+///   the request waits for a batched read (`VersionBatcher`: the versions and the state, one
+///   statement for every request waiting). Streams, long-polls and changed cached answers use
+///   `sharedAnswer` (`SharedSheetStore.userState(userId:unlessUserVersion:)`: the two versions, and
+///   the state with its version only when the cached answer's is not current). A notification alone
+///   could not promise it: it may still be on its way to this replica when a request sent after the
+///   write's acknowledgement arrives.
 /// - The catalog: every catalog read compares the database's catalog version (the decision's round
-///   trip carries it; other routes read it with `catalog`), and reloads on a change.
+///   trip carries it; other routes read it with `catalog`), and reloads on a change. A decision proven
+///   by a barrier relies on the listener instead: a catalog notification reloads the catalog before
+///   the barrier comes back (a failed reload leaves `sharedVersion` at -1, and the barrier is not used).
 /// - Pushes: the listener's notifications (LISTEN/NOTIFY) wake this replica's streams and long-polls
 ///   for writes committed on other replicas, and drop cached answers early.
 /// - A lost listener: every cached answer is dropped, the catalog marked for reload, and every stream
@@ -110,4 +114,6 @@ final class ReplicaCounters: Sendable {
     let listenerLosses = Atomic<Int>(0)
     let listenerConnected = Atomic<Bool>(false)
     let catalogReloads = Atomic<Int>(0)
+    /// Cached decisions answered after a listener round trip alone (`ChangeBarrier`).
+    let barrierHits = Atomic<Int>(0)
 }

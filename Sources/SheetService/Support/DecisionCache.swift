@@ -161,7 +161,7 @@ final class DecisionCache: Sendable {
             }
             return nil
         }
-        lookupCounts.add(1, at: users.shardIndex(hash: hash) * 8 + (found == nil ? 1 : 0))
+        countLookup(hash: hash, hit: found != nil)
         return found
     }
 
@@ -213,6 +213,49 @@ final class DecisionCache: Sendable {
         return a.withUnsafeBytes { x in
             b.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
         }
+    }
+
+    /// A cached answer on a shared database, taken when a request arrives and served once the
+    /// listener has heard every change committed before that (`isStillCurrent`).
+    struct Candidate: Sendable {
+        let fresh: Fresh
+        let catalogVersion: Int
+        fileprivate let epoch: Int
+        fileprivate let hash: Int
+    }
+
+    /// The current answer for this context and catalog on a shared database (an entry with a store
+    /// version), without comparing that version: nil when there is none (counted as a miss).
+    func candidate(userId: String, context: ClientContext, catalogVersion: Int, now: () -> Timestamp) -> Candidate? {
+        guard enabled else { return nil }
+        let hash = userId.hashValue
+        let found = users.withValue(for: userId, hash: hash) { entry -> Candidate? in
+            let epoch = currentEpoch(hash)
+            guard entry.epoch == epoch, entry.storeVersion != nil else { return nil }
+            func candidate(_ item: borrowing Item) -> Candidate? {
+                if let until = item.validUntil, now() >= until { return nil }
+                return Candidate(
+                    fresh: Fresh(answer: item.answer, validUntil: item.validUntil), catalogVersion: catalogVersion, epoch: epoch, hash: hash)
+            }
+            if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return candidate(entry.latest) }
+            for item in entry.older where item.catalogVersion == catalogVersion && item.context == context { return candidate(item) }
+            return nil
+        }
+        if found == nil { countLookup(hash: hash, hit: false) }
+        return found
+    }
+
+    /// Whether `candidate` is still exact: no write of its user was applied since it was taken and
+    /// its time boundary has not come (the catalog is the caller's to compare). Counted as a hit or a miss.
+    func isStillCurrent(_ candidate: Candidate, now: () -> Timestamp) -> Bool {
+        var current = currentEpoch(candidate.hash) == candidate.epoch
+        if current, let until = candidate.fresh.validUntil, now() >= until { current = false }
+        countLookup(hash: candidate.hash, hit: current)
+        return current
+    }
+
+    private func countLookup(hash: Int, hit: Bool) {
+        lookupCounts.add(1, at: users.shardIndex(hash: hash) * 8 + (hit ? 0 : 1))
     }
 
     /// The store version of the cached answer for this context and catalog, when its epoch is current:
