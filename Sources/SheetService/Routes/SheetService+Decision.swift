@@ -63,20 +63,17 @@ extension SheetService {
     /// (`VersionBatcher`: the versions and the state of every request waiting, one statement).
     private func versionChecked(userId: String, context: ClientContext, condition: String?, epoch: Int, promise: ResponsePromise) {
         guard let versionBatcher, let decisionThreads else { return promise.fail(Problems.storage(.failure("not a shared database"))) }
-        versionBatcher.check(userId, loadingState: true) { [self] result in
+        versionBatcher.read(userId) { [self] result in
             switch result {
             case .success(let read):
                 decisionThreads.run { [self] in
                     promise.complete { () throws(Problem) in
-                        guard let state = read.state else {
-                            return Self.decisionResponse(try currentAnswer(userId: userId, context: context).answer, condition: condition)
-                        }
                         try refreshCatalog(seen: read.versions.catalog)
                         let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
                         return Self.decisionResponse(
                             remember(
                                 userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
-                                decision: decide(catalog: catalog, state: state, context: context)
+                                decision: decide(catalog: catalog, state: read.state, context: context)
                             ).answer, condition: condition)
                     }
                 }

@@ -4,24 +4,24 @@ import SheetPolicy
 import SheetStore
 import Synchronization
 
-/// Checks the store versions of cached decisions, and reads the states of uncached ones, for many
-/// requests in one round trip (the decision route on a shared database).
+/// Reads the states of decisions that are not answered from the cache, with their store versions and
+/// the catalog's, for many requests in one round trip (the decision route on a shared database; a
+/// cached one is proven current by `ChangeBarrier` instead).
 ///
 /// Group commit for reads: a request queues its user; one thread takes everything queued, reads all
-/// those users' versions and the catalog's in one statement, and completes each request; requests
-/// arriving meanwhile wait for the next statement. Each statement starts after every request it
-/// answers was queued, so the versions it reads are at least as new as every write acknowledged before
-/// those requests were sent: the read-your-writes argument of the one-request check, unchanged. A
-/// state is read in the same statement as its version (one snapshot): it is the state at that version.
+/// those users' states and versions and the catalog's version in one statement, and completes each
+/// request; requests arriving meanwhile wait for the next statement. Each statement starts after
+/// every request it answers was queued, so what it reads is at least as new as every write
+/// acknowledged before those requests were sent (read-your-writes). A state is read in the same
+/// statement as its version (one snapshot): it is the state at that version.
 /// A batch's answers are settled first and their parked connections resumed together afterwards
 /// (`ResponsePromise.resumingTogether`), so a worker wakes once for many of them.
 final class VersionBatcher: Sendable {
-    /// The versions, and the state when it was asked for.
-    typealias Completion = @Sendable (Result<(versions: SharedVersions, state: UserState?), StoreError>) -> Void
+    /// The versions, and the user's state at them.
+    typealias Completion = @Sendable (Result<(versions: SharedVersions, state: UserState), StoreError>) -> Void
 
     private struct Request: Sendable {
         let userId: String
-        let loadingState: Bool
         let completion: Completion
     }
 
@@ -44,11 +44,11 @@ final class VersionBatcher: Sendable {
         self.store = store
     }
 
-    /// Queues a check of `userId` (and a read of its state with `loadingState`); `completion` runs on
-    /// the batcher's thread (keep it short).
-    func check(_ userId: String, loadingState: Bool = false, _ completion: @escaping Completion) {
+    /// Queues a read of `userId`'s state and versions; `completion` runs on the batcher's thread (keep
+    /// it short).
+    func read(_ userId: String, _ completion: @escaping Completion) {
         let start = pending.withLock { p in
-            p.requests.append(Request(userId: userId, loadingState: loadingState, completion: completion))
+            p.requests.append(Request(userId: userId, completion: completion))
             if p.running { return false }
             p.running = true
             return true
@@ -60,7 +60,6 @@ final class VersionBatcher: Sendable {
         // Two buffers swapped with the queue: in steady state no batch allocates its array.
         var batch: [Request] = []
         var userIds: [String] = []
-        var loading: [String] = []
         while true {
             pending.withLock { p in
                 if p.requests.count <= Self.maxBatch {
@@ -74,17 +73,15 @@ final class VersionBatcher: Sendable {
             if batch.isEmpty { return }
             statements.add(1, ordering: .relaxed)
             checked.add(batch.count, ordering: .relaxed)
-            for request in batch {
-                userIds.append(request.userId)
-                if request.loadingState { loading.append(request.userId) }
-            }
-            let outcome = Result { () throws(StoreError) in try store.versions(userIds: userIds, loading: loading) }
+            for request in batch { userIds.append(request.userId) }
+            let outcome = Result { () throws(StoreError) in try store.versions(userIds: userIds, loading: userIds) }
             // The answers first, then every connection they park resumed in one burst.
             ResponsePromise.resumingTogether {
                 switch outcome {
                 case .success(let (users, catalog, states)):
                     for (request, user) in zip(batch, users) {
-                        let state = request.loadingState ? states[request.userId] : nil
+                        // The store gives every user asked for a state (an empty one when none is stored).
+                        let state = states[request.userId] ?? UserState()
                         request.completion(.success((SharedVersions(user: user, catalog: catalog), state)))
                     }
                 case .failure(let error):
@@ -93,7 +90,6 @@ final class VersionBatcher: Sendable {
             }
             batch.removeAll(keepingCapacity: true)
             userIds.removeAll(keepingCapacity: true)
-            loading.removeAll(keepingCapacity: true)
         }
     }
 }
