@@ -3,8 +3,9 @@
 # PostgreSQL outage check, spec, lint), each run even when an earlier one failed, then one
 # line per stage and a last line counting every test case of every stage:
 #   make test: N passed, M failed
-# Unit counts Swift Testing cases (each argument of a parameterized test; a failed test counts once)
-# and XCTest tests; smoke counts scripts/run-smoke.sh's checks; spec counts check-openapi's checks;
+# Unit counts Swift Testing tests (a parameterized test counts once) and XCTest tests, from the JUnit
+# files `swift test --xunit-output` writes (the console can drop a test's result line when many tests
+# finish at once; the files cannot); smoke counts scripts/run-smoke.sh's checks; spec counts check-openapi's checks;
 # lint counts the Swift files that `swift format lint --strict` finds nothing in.
 # A stage that ends without its own count (a crash, a build error) counts as one failure.
 # Exits 1 when anything failed. SWIFT_FLAGS is passed to swift build and swift test.
@@ -38,19 +39,22 @@ built=0
 # shellcheck disable=SC2086
 if swift build --build-tests $flags 2>&1 | tee "$logs/build.log"; then
   built=1
+  rm -f "$logs"/unit*.xml
   # shellcheck disable=SC2086
-  swift test --skip-build $flags 2>&1 | tee "$logs/unit.log"
+  swift test --skip-build $flags --xunit-output "$logs/unit.xml" 2>&1 | tee "$logs/unit.log"
   unit_status=$?
-  passed=$(grep -E '^✔ Test .* passed' "$logs/unit.log" | grep -v '^✔ Test run ' \
-    | sed -nE 's/.* with ([0-9]+) test cases? passed.*/\1/p; t; s/.*/1/p' | awk '{ n += $1 } END { print n + 0 }')
-  failed=$(grep -E '^✘ Test .* failed after' "$logs/unit.log" | grep -vc '^✘ Test run ')
-  xc=$(grep -E 'Executed [0-9]+ tests?, with [0-9]+ failures?' "$logs/unit.log" | tail -1)
-  if [ -n "$xc" ]; then
-    xc_run=$(echo "$xc" | sed -E 's/.*Executed ([0-9]+) tests?.*/\1/')
-    xc_failed=$(echo "$xc" | sed -E 's/.*with ([0-9]+) failures?.*/\1/')
-    passed=$((passed + xc_run - xc_failed))
-    failed=$((failed + xc_failed))
+  # Sums an attribute of every <testsuite> element of the JUnit files (Swift Testing's and XCTest's).
+  junit_sum() { cat "$logs"/unit*.xml 2>/dev/null | grep -o '<testsuite [^>]*>' | grep -o " $1=\"[0-9]*\"" | grep -o '[0-9]*' | awk '{ n += $1 } END { print n + 0 }'; }
+  if ls "$logs"/unit*.xml > /dev/null 2>&1; then
+    failed=$(( $(junit_sum failures) + $(junit_sum errors) ))
+    passed=$(( $(junit_sum tests) - failed - $(junit_sum skipped) ))
+  else
+    passed=0
+    failed=1
   fi
+  # A failure line the JUnit files do not count (there should be none) still fails the stage.
+  console_failed=$(grep -E '^✘ Test .* failed after' "$logs/unit.log" | grep -vc '^✘ Test run ')
+  [ "$console_failed" -gt "$failed" ] && failed=$console_failed
   if ! grep -qE '^(✔|✘) Test run with [0-9]+ tests?' "$logs/unit.log"; then
     record unit "$passed" $((failed + 1)) "swift test ended without its summary: see $logs/unit.log"
   elif [ "$unit_status" != 0 ] && [ "$failed" = 0 ]; then
