@@ -111,20 +111,6 @@ public final class PostgresConnection {
         }
     }
 
-    /// Like `query`, but hands `body` the result where libpq keeps it (no copy of any row): for hot
-    /// reads that take a few numbers out of many rows. The result is valid only during the call.
-    public func withQuery<T>(
-        _ sql: String, _ parameters: [PostgresValue] = [], _ body: (PostgresResult) throws -> T
-    ) throws -> T {
-        let handle = try open(sql)
-        let name = try preparedName(sql, handle)
-        let result = try withParameters(parameters) { values, lengths, formats throws(PostgresError) in
-            try validated(PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0), sql: sql, handle: handle)
-        }
-        defer { PQclear(result) }
-        return try body(PostgresResult(result: result))
-    }
-
     /// Runs `statements` in pipeline mode (libpq 14+): every statement is sent before any result is
     /// read, so the whole list costs one round trip. Each statement is prepared (once per connection)
     /// like `query`'s. Returns one result per statement, in order: after the first failing statement
@@ -363,43 +349,6 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     public var startIndex: Int { rows.startIndex }
     public var endIndex: Int { rows.endIndex }
     public subscript(position: Int) -> PostgresRow { rows[position] }
-}
-
-/// A result in place (`PostgresConnection.withQuery`), text format: valid only inside that call
-/// (do not keep it).
-public struct PostgresResult {
-    let result: OpaquePointer
-
-    public var rowCount: Int { Int(PQntuples(result)) }
-
-    public func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) != 0 }
-
-    public func string(_ row: Int, _ column: Int) -> String { String(cString: PQgetvalue(result, Int32(row), Int32(column))) }
-
-    /// A text-format integer column read from libpq's bytes (no String made); nil for NULL or
-    /// anything but an optional minus and decimal digits that fit.
-    public func int64(_ row: Int, _ column: Int) -> Int64? {
-        guard !isNull(row, column), var p = UnsafeRawPointer(PQgetvalue(result, Int32(row), Int32(column)))?.assumingMemoryBound(to: UInt8.self)
-        else { return nil }
-        let negative = p.pointee == UInt8(ascii: "-")
-        if negative { p += 1 }
-        var value: Int64 = 0
-        var digits = 0
-        while p.pointee != 0 {
-            let digit = p.pointee &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
-            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = times10.subtractingReportingOverflow(Int64(digit))
-            guard !o1, !o2 else { return nil }
-            value = sum
-            digits += 1
-            p += 1
-        }
-        guard digits > 0 else { return nil }
-        if negative { return value }
-        let (positive, overflow) = (0 as Int64).subtractingReportingOverflow(value)
-        return overflow ? nil : positive
-    }
 }
 
 /// One row in text format.

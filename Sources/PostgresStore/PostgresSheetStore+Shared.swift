@@ -49,29 +49,9 @@ extension PostgresSheetStore: SharedSheetStore {
         }
     }
 
-    /// Many users' versions in the order given (0 for a user without a row) and the catalog's.
-    static let batchVersionsSQL = """
-        SELECT coalesce(v.version, 0)::text, coalesce((SELECT version FROM catalog_version), 0)::text
-        FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n) LEFT JOIN user_versions v ON v.user_id = u.id
-        ORDER BY u.n
-        """
-
-    public func versions(userIds: [String]) throws(StoreError) -> (users: [Int64], catalog: Int64) {
-        guard !userIds.isEmpty else { return ([], try catalogVersion()) }
-        return try read { db in
-            // Read in place: two integers a row, no row copied.
-            try db.withQuery(Self.batchVersionsSQL, [.text(Self.arrayLiteral(userIds))]) { result in
-                guard result.rowCount == userIds.count else { throw StoreError.failure("\(result.rowCount) versions for \(userIds.count) users") }
-                var users: [Int64] = []
-                users.reserveCapacity(userIds.count)
-                for row in 0..<userIds.count { users.append(result.int64(row, 0) ?? 0) }
-                return (users, result.int64(0, 1) ?? 0)
-            }
-        }
-    }
-
-    /// `batchVersionsSQL`'s versions (tag 9, by user id, in any order) and the states of the users in
-    /// `$2` (`PostgresUserStateSQL.loadManySQL`'s rows), in one statement: one snapshot.
+    /// The versions of the users in `$1` (tag 9, by user id, in any order; 0 for a user without a row)
+    /// and the catalog's, and the states of the users in `$2` (`PostgresUserStateSQL.loadManySQL`'s
+    /// rows), in one statement: one snapshot.
     static let batchStatesSQL = """
         SELECT u.id, 9, coalesce(v.version, 0)::text, coalesce((SELECT version FROM catalog_version), 0)::text,
                NULL::float8, NULL::text
@@ -85,10 +65,7 @@ extension PostgresSheetStore: SharedSheetStore {
     ) throws(StoreError) -> (
         users: [Int64], catalog: Int64, states: [String: UserState]
     ) {
-        guard !loading.isEmpty else {
-            let (users, catalog) = try versions(userIds: userIds)
-            return (users, catalog, [:])
-        }
+        guard !userIds.isEmpty else { return ([], try catalogVersion(), [:]) }
         return try read { db in
             let rows = try db.query(Self.batchStatesSQL, [.text(Self.arrayLiteral(userIds)), .text(Self.arrayLiteral(loading))])
             var versions: [String: Int64] = [:]

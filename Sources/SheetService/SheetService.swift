@@ -18,11 +18,11 @@ public final class SheetService: Sendable {
     let catalogCheckedPerBatch: Bool
     /// Replica bookkeeping for /metrics (notifications heard, listener losses).
     let replicaCounters = ReplicaCounters()
-    /// On a shared database: one round trip checks the cached decisions of every waiting request.
+    /// On a shared database: one round trip reads the states of every waiting decision not answered from the cache.
     let versionBatcher: VersionBatcher?
     /// On a shared database: cached decisions proven current by the listener (no per-user read).
     let changeBarrier: ChangeBarrier?
-    /// On a shared database: decisions the batched check could not answer from the cache.
+    /// On a shared database: where decisions are computed from the states the batched read brought.
     let decisionThreads: WorkerThreads?
     let tokens: TokenVerifier
     let metrics: HTTPMetrics

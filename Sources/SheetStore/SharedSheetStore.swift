@@ -34,12 +34,10 @@ public protocol SharedSheetStore: SheetStore {
     func userState(userId: String, unlessUserVersion: Int64?) throws(StoreError) -> (versions: SharedVersions, state: UserState?)
     /// The catalog's version now (one round trip).
     func catalogVersion() throws(StoreError) -> Int64
-    /// The versions of many users (in the order given) and the catalog's, in one statement: one
-    /// round trip checks every cached answer that requests are waiting on.
-    func versions(userIds: [String]) throws(StoreError) -> (users: [Int64], catalog: Int64)
-    /// The same, with the states of the users in `loading` (keyed by user id; a user without stored
-    /// state has an empty one), all in one statement: one snapshot, so each state is the state at its
-    /// user's version; one round trip for every request waiting on a state.
+    /// The versions of many users (in the order given) and the catalog's, with the states of the users
+    /// in `loading` (keyed by user id; a user without stored state has an empty one), all in one
+    /// statement: one snapshot, so each state is the state at its user's version; one round trip for
+    /// every request waiting on a state.
     func versions(userIds: [String], loading: [String]) throws(StoreError) -> (users: [Int64], catalog: Int64, states: [String: UserState])
     /// Starts the store's one listener; `handler` runs on the listener's thread, one call at a time.
     /// Changes committed by this store (this process) are not reported. Stopped by `close()`.

@@ -71,7 +71,8 @@ struct SharedStoreTests {
         try setCount(a, "x", 1)
         try setCount(a, "y", 2)
         try setCount(a, "x", 3)
-        let (users, catalog) = try a.versions(userIds: ["y", "nobody", "x", "y", #"q"u\o"#])
+        let (users, catalog, states) = try a.versions(userIds: ["y", "nobody", "x", "y", #"q"u\o"#], loading: [])
+        #expect(states.isEmpty)
         let x = try a.userState(userId: "x", unlessUserVersion: nil).versions
         let y = try a.userState(userId: "y", unlessUserVersion: nil).versions
         #expect(users == [y.user, 0, x.user, y.user, 0])
@@ -86,30 +87,6 @@ struct SharedStoreTests {
         defer { db.close() }
         let back = try db.query("SELECT unnest($1::text[])", [.text(PostgresSheetStore.arrayLiteral(elements))]).map { $0.string(at: 0) }
         #expect(back == elements)
-    }
-
-    /// `withQuery` reads integers in place: NULL, signs, the Int64 limits, and what is not an Int64.
-    @Test func inPlaceResultsReadIntegers() throws {
-        let database = try TestDatabase(.postgres)
-        defer { database.remove() }
-        let db = try PostgresConnection(url: database.location)
-        defer { db.close() }
-        let values: [(String?, Int64?)] = [
-            ("42", 42), ("-7", -7), ("0", 0), (nil, nil), ("9223372036854775807", .max), ("-9223372036854775808", .min),
-            ("9223372036854775808", nil), ("-9223372036854775809", nil), ("x1", nil), ("", nil), ("-", nil), ("1.5", nil),
-        ]
-        let read = try db.withQuery(
-            "SELECT v, n FROM unnest($1::text[]) WITH ORDINALITY AS t(v, n) ORDER BY n",
-            [.text("{" + values.map { $0.0.map { "\"\($0)\"" } ?? "NULL" }.joined(separator: ",") + "}")]
-        ) { result in
-            (0..<result.rowCount).map { (result.int64($0, 0), result.isNull($0, 0), result.int64($0, 1)) }
-        }
-        #expect(read.map(\.0) == values.map(\.1))
-        #expect(read.map(\.1) == values.map { $0.0 == nil })
-        #expect(read.map(\.2) == (1...Int64(values.count)).map { $0 })
-        // An error still throws, and the connection stays usable.
-        #expect(throws: PostgresError.self) { try db.withQuery("SELECT 1/0") { $0.rowCount } }
-        #expect(try db.withQuery("SELECT 5") { $0.int64(0, 0) } == 5)
     }
 
     /// The batched read with states: the versions of every user asked, the states of those loading
@@ -136,9 +113,11 @@ struct SharedStoreTests {
         #expect(states["y"]?.containers[Self.key]?.count == 2)
         #expect(states["nobody"] == UserState())
         #expect(states["x"] == nil, "x was not asked to load")
-        // Nothing to load: the versions alone.
+        // Nothing to load: the versions alone; no user: the catalog's alone.
         let versionsOnly = try a.versions(userIds: ["x"], loading: [])
         #expect(versionsOnly.users == [x.user] && versionsOnly.states.isEmpty)
+        let nobody = try a.versions(userIds: [], loading: [])
+        #expect(nobody.users.isEmpty && nobody.catalog == catalog && nobody.states.isEmpty)
     }
 
     /// One store's committed writes, erases and catalog changes reach the other's listener (not its

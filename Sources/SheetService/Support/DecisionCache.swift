@@ -22,11 +22,13 @@ import Musl
 /// Epochs live in a fixed table of atomics indexed by a hash of the user id: users sharing a slot
 /// only invalidate each other more often than needed.
 ///
-/// Across replicas (a shared PostgreSQL database) epochs are not enough: another process commits
-/// without touching them. There an entry also keeps the user's *store version* (`SharedVersions.user`)
-/// read in the same snapshot as the state, and is used only when the version the database reports
-/// for this request is the same (see `SheetService.currentAnswer`). `flushAll` (a lost listener)
-/// makes every entry stale at once.
+/// Across replicas (a shared PostgreSQL database) another process commits without touching epochs
+/// until its notification arrives. There an entry also keeps the user's *store version*
+/// (`SharedVersions.user`) read in the same snapshot as the state, and is used either when the version
+/// the database reports for this request is the same (`SheetService.sharedAnswer`) or, taken as a
+/// `Candidate`, when its epoch is still current after the listener's barrier (`ChangeBarrier`): every
+/// notification of a write acknowledged before the request has bumped the epochs by then.
+/// `flushAll` (a lost listener) makes every entry stale at once.
 ///
 /// Bound: a `GenerationalCache` of 64 shards of two generations of at most `generationCapacity`
 /// users (65 536 users in all by default, `SHEETD_DECISION_CACHE`), at most `contextsPerUser` client
