@@ -72,8 +72,14 @@ final class LiveSheetd: @unchecked Sendable {
                 onExchange: onExchange))
     }
 
+    /// An admin client that retries transport failures like the user clients above. On Linux,
+    /// URLSession very rarely leaves a request unanswered until its timeout under heavy parallel load
+    /// (libdispatch's sources for a reused socket descriptor, swift-corelibs-libdispatch#833); one CI
+    /// run lost a catalog PUT that way. Every admin call the tests make is idempotent.
     func admin() -> SheetdAdminClient {
-        SheetdAdminClient(baseURL: baseURL, token: { LiveSheetd.adminToken }, configuration: SheetdConfiguration(retry: .none))
+        SheetdAdminClient(
+            baseURL: baseURL, token: { LiveSheetd.adminToken },
+            configuration: SheetdConfiguration(retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.05, maxDelay: 0.5), requestTimeout: 10))
     }
 
     /// The catalog the client tests use: offer cards on home/accounts, a nested detail, a strict filters sheet.
