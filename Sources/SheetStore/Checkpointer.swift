@@ -29,9 +29,12 @@ final class Checkpointer: Sendable {
     private let state = Mutex(State())
     private let connection = Locked<Connection?>(nil)
     private let queue = DispatchQueue(label: "sheetd.store.checkpointer")
+    private let beforeEach: @Sendable () -> Void
 
-    init(path: String, options: Connection.Options) {
+    /// `beforeEach` runs before every checkpoint (the readers give up their idle snapshots).
+    init(path: String, options: Connection.Options, beforeEach: @escaping @Sendable () -> Void) {
         self.path = path
+        self.beforeEach = beforeEach
         // Its own read-write connection; the file is already in WAL mode (the writer set it).
         self.options = Connection.Options(
             walJournal: false, synchronous: options.synchronous, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds,
@@ -56,6 +59,7 @@ final class Checkpointer: Sendable {
     }
 
     private func run() {
+        beforeEach()
         connection.withLock { current in
             do {
                 try current.opened(path: path, flags: [.readWrite, .noMutex], options: options).checkpoint(.passive)

@@ -96,6 +96,7 @@ final class GroupCommitWriter: Sendable {
     /// Runs the batches; serial, so there is one writer.
     private let thread = DispatchQueue(label: "sheetd.store.writer")
     private let checkpointer: Checkpointer
+    private let readers: ReaderPool
     private let statistics = Mutex(WriteStatistics(updates: 0, commits: 0, largestBatch: 0))
     /// A write failed for a storage reason; `probe` writes for real until one succeeds again.
     private let writeFault = Atomic<Bool>(false)
@@ -103,16 +104,20 @@ final class GroupCommitWriter: Sendable {
     /// writes still fit in pages SQLite already has (the probe among them), so success proves nothing.
     private let diskFull = Atomic<Bool>(false)
 
-    init(path: String, options: Connection.Options, connection: Connection) {
+    /// `readers` hear of every transaction on the writer connection before anything it wrote is
+    /// acknowledged (their kept snapshots depend on it), and give up idle snapshots before checkpoints.
+    init(path: String, options: Connection.Options, connection: Connection, readers: ReaderPool) {
         self.path = path
         self.options = options
+        self.readers = readers
         self.connection = Locked(WriterConnection(connection: connection))
-        self.checkpointer = Checkpointer(path: path, options: options)
+        self.checkpointer = Checkpointer(path: path, options: options, beforeEach: { readers.releaseIdleSnapshots() })
     }
 
     /// The writer connection's state under its lock (tests and start-up maintenance).
     func withLock<R, E: Error>(_ body: (inout WriterConnection) throws(E) -> R) throws(E) -> R {
-        try connection.withLock(body)
+        defer { readers.writesEnded() }
+        return try connection.withLock(body)
     }
 
     /// Counters of the write path so far.
@@ -172,6 +177,7 @@ final class GroupCommitWriter: Sendable {
             }
             return (committed, results)
         }
+        readers.writesEnded()  // before the completions acknowledge anything
         if committed {
             statistics.withLock { s in
                 s.updates += batch.count
@@ -273,6 +279,7 @@ final class GroupCommitWriter: Sendable {
             // A background checkpoint still running holds the checkpoint lock: let it finish (the
             // next commit comes back here), and ask for no new one meanwhile.
             guard checkpointer.isIdle else { return }
+            readers.releaseIdleSnapshots()
             let restarted = (try? db.checkpoint(.restart, busyTimeoutMilliseconds: Self.blockingCheckpointWaitMilliseconds)) != nil
             writer.nextBlockingCheckpointFrames = restarted ? Self.blockingCheckpointFrames : frames + Self.blockingCheckpointFrames
             if restarted { statistics.withLock { $0.walRestarts += 1 } }
@@ -287,7 +294,8 @@ final class GroupCommitWriter: Sendable {
     /// the group-commit queue; a storage error is noted as a fault.
     @discardableResult
     func write<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
-        try connection.withLock { writer throws(StoreError) -> T in
+        defer { readers.writesEnded() }  // before the caller acknowledges anything
+        return try connection.withLock { writer throws(StoreError) -> T in
             if writer.closed { throw .unavailable("the store is closed") }
             do {
                 let db = try writer.connection(path: path, options: options)

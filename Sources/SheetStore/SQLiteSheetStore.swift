@@ -37,8 +37,9 @@ public final class SQLiteSheetStore: SheetStore {
 
     private init(path: String, options: Connection.Options, connection: Connection) {
         self.path = path
-        self.writer = GroupCommitWriter(path: path, options: options, connection: connection)
-        self.readers = ReaderPool(path: path, options: options)
+        let readers = ReaderPool(path: path, options: options)
+        self.readers = readers
+        self.writer = GroupCommitWriter(path: path, options: options, connection: connection, readers: readers)
     }
 
     deinit { close() }
@@ -134,7 +135,9 @@ public final class SQLiteSheetStore: SheetStore {
     // MARK: - Users
 
     public func userState(userId: String) throws(StoreError) -> UserState {
-        try read { db in try UserStateSQL.load(userId: userId, db) }
+        // The hot read (every decision not cached): in this thread's kept snapshot when still current.
+        guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
+        return try readers.readSnapshot { db in try UserStateSQL.load(userId: userId, db) }
     }
 
     public func update(
@@ -232,6 +235,9 @@ public final class SQLiteSheetStore: SheetStore {
         try read { db in _ = try db.scalar("SELECT count(*) FROM schema_migrations") }
         try writer.probe()
     }
+
+    /// Read transactions the decision reads began (tests: kept snapshots are reused).
+    var readSnapshotsBegun: Int { readers.readSnapshotsBegun }
 
     /// How many updates committed in how many transactions so far.
     public var writeStatistics: WriteStatistics { writer.writeStatistics }

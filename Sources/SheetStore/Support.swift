@@ -41,3 +41,11 @@ func createParentDirectory(of path: String) throws(StoreError) {
         }
     }
 }
+
+/// The canonical absolute path of an existing file (symbolic links and `..` resolved); nil when it
+/// cannot be resolved.
+func realPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}

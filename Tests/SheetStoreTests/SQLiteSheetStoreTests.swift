@@ -436,6 +436,61 @@ let sampleState = UserState(
         }
     }
 
+    /// The decision read keeps its read transaction between reads while nothing is written (one
+    /// transaction for many reads), and every write acknowledged before a read is in it all the same:
+    /// group-committed updates, their asynchronous form, erasure.
+    @Test func keptSnapshotsShowEveryAcknowledgedWrite() throws {
+        try withStore { store, _ throws in
+            func setCount(_ count: Int) throws {
+                _ = try store.update(userId: "u1", eventId: nil) { state in
+                    state.containers[Self.key] = ContainerCount(count: count)
+                    return []
+                }
+            }
+            try setCount(1)
+            let begun = store.readSnapshotsBegun
+            for _ in 0..<50 { #expect(try store.userState(userId: "u1").count(for: Self.key) == 1) }
+            #expect(store.readSnapshotsBegun == begun + 1, "one read transaction for 50 reads")
+            for count in 2...20 {
+                try setCount(count)
+                #expect(try store.userState(userId: "u1").count(for: Self.key) == count)
+                #expect(try store.userState(userId: "u1").count(for: Self.key) == count)
+            }
+            #expect(store.readSnapshotsBegun == begun + 20, "a new one after each write, kept for the next read")
+            let acknowledged = DispatchSemaphore(value: 0)
+            store.submit(
+                userId: "u1", eventId: nil,
+                { state in
+                    state.containers[Self.key] = ContainerCount(count: 99)
+                    return []
+                }
+            ) { _ in acknowledged.signal() }
+            acknowledged.wait()
+            #expect(try store.userState(userId: "u1").count(for: Self.key) == 99)
+            try store.deleteUser(userId: "u1")
+            #expect(try store.userState(userId: "u1") == UserState())
+        }
+    }
+
+    /// Unlike the outside reader above, a snapshot kept by an idle thread of the store's own does not
+    /// keep the WAL from starting over: the writer's checkpoints end it first.
+    @Test func keptSnapshotsDoNotHoldBackCheckpoints() throws {
+        try withStore { store, _ throws in
+            _ = try store.update(userId: "seed", eventId: nil) { state in
+                state.containers[Self.key] = ContainerCount(count: 1); return []
+            }
+            // Kept by this thread, which now only waits for the writer: its snapshot is in the WAL.
+            #expect(try store.userState(userId: "seed").count(for: Self.key) == 1)
+            for i in 0..<12_000 {
+                _ = try store.update(userId: "user-\(i % 3000)", eventId: nil) { state in
+                    state.containers[Self.key] = ContainerCount(count: i)
+                    return []
+                }
+            }
+            #expect(store.writeStatistics.walRestarts >= 1)
+        }
+    }
+
     /// In a shared batch a failing body rolls back only its own update.
     @Test func failingBodiesDoNotAffectOthers() throws {
         try withStore { store, _ throws in
