@@ -35,9 +35,9 @@ public final class SQLiteSheetStore: SheetStore {
     private let readers: ReaderPool
     private let closed = Atomic<Bool>(false)
 
-    private init(path: String, options: Connection.Options, connection: Connection) {
+    private init(path: String, options: Connection.Options, connection: Connection, shared: SnapshotCoordination) {
         self.path = path
-        let readers = ReaderPool(path: path, options: options)
+        let readers = ReaderPool(path: path, options: options, shared: shared)
         self.readers = readers
         self.writer = GroupCommitWriter(path: path, options: options, connection: connection, readers: readers)
     }
@@ -54,12 +54,14 @@ public final class SQLiteSheetStore: SheetStore {
         path: String, synchronous: SynchronousMode = .normal, busyTimeoutMilliseconds: Int = 5000
     ) throws(StoreError) -> SQLiteSheetStore {
         try createParentDirectory(of: path)
+        // Before anything touches the file: another process serving it refuses this one.
+        let shared = try SnapshotCoordination.of(file: path)
         let options = Connection.Options(
             walJournal: true, synchronous: synchronous.level, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         let connection = try mapErrors { try Connection(path: path, flags: [.readWrite, .create, .noMutex], options: options) }
         try Migrator().migrate(connection)
         try mapErrors { try connection.trackWALSize() }
-        let store = SQLiteSheetStore(path: path, options: options, connection: connection)
+        let store = SQLiteSheetStore(path: path, options: options, connection: connection, shared: shared)
         // Expired event ids are purged at start and then every `purgeEvery` commits. A read-only
         // database still opens (reads keep working); its writes report `unavailable`.
         try? store.writer.withLock { writer throws in try writer.purgeExpiredEvents(now: currentUnixTime()) }
@@ -83,12 +85,15 @@ public final class SQLiteSheetStore: SheetStore {
         path: String, synchronous: SynchronousMode = .normal, busyTimeoutMilliseconds: Int = 5000
     ) throws(StoreError) -> [Int] {
         try createParentDirectory(of: path)
+        // Before anything touches the file: another process serving it refuses this one.
+        let shared = try SnapshotCoordination.of(file: path)
         let options = Connection.Options(
             walJournal: true, synchronous: synchronous.level, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         let connection = try mapErrors { try Connection(path: path, flags: [.readWrite, .create, .noMutex], options: options) }
         defer {
             _ = try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection.close()
+            withExtendedLifetime(shared) {}  // the lock is held until the connection is closed
         }
         return try Migrator().migrate(connection)
     }
