@@ -141,8 +141,7 @@ public final class SQLiteSheetStore: SheetStore {
 
     public func userState(userId: String) throws(StoreError) -> UserState {
         // The hot read (every decision not cached): in this thread's kept snapshot when still current.
-        guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
-        return try readers.readSnapshot { db in try UserStateSQL.load(userId: userId, db) }
+        try readSnapshot { db in try UserStateSQL.load(userId: userId, db) }
     }
 
     public func update(
@@ -261,6 +260,11 @@ public final class SQLiteSheetStore: SheetStore {
     private func read<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
         guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
         return try readers.read(body)
+    }
+
+    private func readSnapshot<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
+        guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
+        return try readers.readSnapshot(body)
     }
 
     @discardableResult
