@@ -64,7 +64,7 @@ let package = Package(
         .plugin(name: "EmbedPreview", capability: .buildTool(), dependencies: ["EmbedFileTool"]),
 
         // Helpers shared by the test targets (temporary directories, a raw-socket HTTP client).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["MicroHTTP", "Concurrency"], path: "Tests/TestSupport"),
         .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "JSONKit", "TestSupport"]),

@@ -1,4 +1,3 @@
-internal import CMicroHTTPD
 import JSONKit
 import Synchronization
 
@@ -8,240 +7,208 @@ import Glibc
 import Musl
 #endif
 
-/// The C side of a request: MHD's callbacks feed `RequestStateMachine` with what happened and carry
-/// out the `Action` it returns. Nothing here decides; it only reads MHD and queues answers.
+/// The request lifecycle's side effects: each call of the connection (MHD's access handler, or a
+/// test's fake connection) feeds `RequestStateMachine` with what happened, and the `Action` it returns
+/// is carried out here, every one of them. Nothing here decides.
 ///
-/// MHD's calls (see docs/mhd-sqlite-notes.md): the URI log callback creates the request's state
-/// (before MHD parses the query arguments); the first access-handler call has the header section;
-/// body calls carry data (always consumed: `*upload_data_size = 0`); a call without data ends the body,
-/// and, for a parked request, follows the resume. Only an early refusal answers in the first call
-/// (MHD then closes the connection); anything else answers later, which keeps keep-alive.
+/// The calls (as libmicrohttpd makes them): the URI log callback creates the request's state (before
+/// MHD parses the query arguments); the first call has the header section; body calls carry data
+/// (always consumed); a call without data ends the body, and, for a parked request, follows the
+/// resume. Only an early refusal answers in the first call (MHD then closes the connection); anything
+/// else answers later, which keeps keep-alive.
 extension ServerCore {
-    func handle(
-        _ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ method: UnsafePointer<CChar>,
-        _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?, _ uploadSize: UnsafeMutablePointer<Int>,
-        _ reqCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
-    ) -> MHD_Result {
-        let request: RequestState
-        if let existing = reqCls.pointee {
-            request = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
-        } else {
-            // Without the URI log callback (not expected): start here.
-            request = begin(query: [], queryArguments: 0)
-            reqCls.pointee = Unmanaged.passRetained(request).toOpaque()
-        }
-
+    /// One call of the connection for `request`: `upload` is the body bytes it carries (nil or empty
+    /// when none). Returns false to drop the connection.
+    @_spi(Testing) public func handle<C: HTTPConnection>(
+        _ connection: C, _ request: RequestState, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>,
+        version: UnsafePointer<CChar>?, upload: UnsafeRawBufferPointer?
+    ) -> Bool {
         let action: RequestStateMachine.Action
-        if request.machine.state == .awaitingHead {
-            action = request.machine.headReceived(verdict(connection, method, version, queryArguments: request.queryArguments))
-        } else if uploadSize.pointee > 0 {
-            action = request.machine.bodyReceived(count: uploadSize.pointee)
-            if case .appendBody = action, let uploadData {
-                request.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: uploadSize.pointee))
-            }
-            uploadSize.pointee = 0
+        if request.machine.phase == .awaitingHead {
+            let verdict = verdict(connection, method, version, queryArguments: request.queryArguments)
+            action = request.machine.headReceived(verdict)
+        } else if let upload, !upload.isEmpty {
+            action = request.machine.bodyReceived(upload)
         } else {
             action = request.machine.calledWithoutData()
         }
-        return perform(action, connection, url, method, request)
+        return perform(action, connection, request, method: method, url: url)
     }
 
-    /// Per-request state for a new request line (the URI log callback).
-    func begin(query: [UInt8], queryArguments: Int) -> RequestState {
+    /// Per-request state for a new request line (the URI log callback). `query` is the bytes after `?`.
+    @_spi(Testing) public func begin(query: [UInt8]) -> RequestState {
         inFlight.wrappingAdd(1, ordering: .relaxed)
         metrics.requestStarted()
+        let arguments = query.withUnsafeBufferPointer { countQueryArguments($0) }
         return RequestState(
-            startMicros: monotonicMicros(), query: query, queryArguments: queryArguments,
+            startMicros: monotonicMicros(), query: query, queryArguments: arguments,
             machine: RequestStateMachine(maxBodyBytes: maxBodyBytes, maxQueryArguments: maxQueryArguments))
     }
 
-    private func perform(
-        _ action: RequestStateMachine.Action, _ connection: OpaquePointer, _ url: UnsafePointer<CChar>,
-        _ method: UnsafePointer<CChar>, _ request: RequestState
-    ) -> MHD_Result {
-        switch action {
-        case .continue, .appendBody, .suspend, .send:
-            return .YES
-        case .discardBody:
-            request.body = []
-            return .YES
-        case .abort:
-            // A chunked body far beyond the cap: MHD cannot answer mid-upload, so drop the connection.
-            Log.write(.warn, "oversize chunked body aborted", [("bytes", .int(request.machine.bodyBytesSeen))])
-            return .NO
-        case .reject(let problem, let close):
-            return respondWithoutRouting(connection, url, method, request, problem, closeConnection: close)
-        case .dispatch:
-            return dispatch(connection, url, method, request)
-        case .resume:
-            guard let deferred = request.deferred, let response = deferred.promise.settledResponse() else {
-                _ = request.machine.resumed(settled: false)
-                return .YES
+    /// The connection completed the request (NOTIFY_COMPLETED, also on timeouts, aborts and shutdown).
+    @_spi(Testing) public func completed(_ request: RequestState) {
+        request.machine.completed()?.markCompleted()
+        inFlight.wrappingSubtract(1, ordering: .relaxed)
+        metrics.requestFinished()
+    }
+
+    /// Carries out `action` and those the machine returns for its results, until one leaves the
+    /// request waiting for the connection's next call.
+    private func perform<C: HTTPConnection>(
+        _ first: RequestStateMachine.Action, _ connection: C, _ request: RequestState,
+        method: UnsafePointer<CChar>, url: UnsafePointer<CChar>
+    ) -> Bool {
+        var action = first
+        while true {
+            switch action {
+            case .continue:
+                return true
+            case .abort(let bytes):
+                // A chunked body far beyond the cap: MHD cannot answer mid-upload, so drop the connection.
+                Log.write(.warn, "oversize chunked body aborted", [("bytes", .int(bytes))])
+                return false
+            case .reject(let problem, let close):
+                var response = problem.response
+                if close { response.headers.append(("Connection", "close")) }
+                action = request.machine.rejectionLabeled(response, rejectionLabels(connection, url))
+            case .dispatch(let body):
+                action = dispatch(connection, request, body: body, method: method, url: url)
+            case .park(let promise):
+                guard let settled = promise.parkUnlessSettled(connection) else { return true }
+                // Settled before it could park: answer at once.
+                action = request.machine.promiseChecked(settled)
+            case .checkSettled(let promise):
+                action = request.machine.promiseChecked(promise.settledResponse())
+            case .send(let response, let labels):
+                let body: SentBody
+                switch response.content {
+                case .bytes(let bytes): body = .bytes(bytes)
+                case .notModified(let representation): body = .lengthOnly(representation)
+                case .deferred, .stream: preconditionFailure("the state machine sends complete responses only")
+                }
+                return send(connection, response.status, response.headers, body, labels, request: request, method: method)
+            case .stream(let response, let labels):
+                guard case .stream(let maxPendingBytes, let start) = response.content else {
+                    preconditionFailure("the state machine streams streaming responses only")
+                }
+                let stream = EventStream(maxPendingBytes: maxPendingBytes, registry: streams, monitor: peerMonitor)
+                if !streams.add(stream) { stream.end() }  // the server is stopping: the body ends at once
+                let queued = send(connection, response.status, response.headers, .stream(stream), labels, request: request, method: method)
+                guard queued else {
+                    streams.remove(stream)
+                    return false
+                }
+                request.machine.streamQueued(stream)
+                start(stream)
+                return true
             }
-            _ = request.machine.resumed(settled: true)
-            request.deferred = nil
-            return send(
-                connection, response, request: request, methodPtr: method, template: deferred.target.template,
-                slot: deferred.target.metrics, requestId: deferred.requestId)
         }
     }
 
-    /// What the header section says about framing, before any body byte is read.
-    private func verdict(
-        _ connection: OpaquePointer, _ method: UnsafePointer<CChar>, _ version: UnsafePointer<CChar>?,
-        queryArguments: Int
+    /// What the header section says about size and framing, before any body byte is read.
+    private func verdict<C: HTTPConnection>(
+        _ connection: C, _ method: UnsafePointer<CChar>, _ version: UnsafePointer<CChar>?, queryArguments: Int
     ) -> RequestStateMachine.HeadVerdict {
         // The head stays in the connection's memory pool until the answer is sent, and the answer's
         // header section is built in what is left: keep room for it (see `answerReserve`).
-        let fields = Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil))
-        if cmhd_request_header_size(connection) + fields * ServerCore.fieldRecordBytes + ServerCore.answerReserve > headerMemory {
+        if connection.headMemoryUsed() + ServerCore.answerReserve > headerMemory {
             return .headTooLarge(memory: headerMemory, reserve: ServerCore.answerReserve)
         }
-        if let problem = HeaderSection.framingProblem(connection, method: method, version: version) {
-            return .malformed(detail: problem)
-        }
+        if let problem = connection.framingProblem(method: method, version: version) { return .malformed(detail: problem) }
         if queryArguments > maxQueryArguments { return .tooManyQueryArguments(count: queryArguments) }
-        if HeaderSection.announcedLength(connection, exceeds: maxBodyBytes) { return .announcedBodyTooLarge }
+        if announcedLength(connection, exceeds: maxBodyBytes) { return .announcedBodyTooLarge }
         return .acceptable
     }
 
-    /// Routes and runs the handler; every outcome ends in exactly one queued response (or a park).
-    private func dispatch(
-        _ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ methodPtr: UnsafePointer<CChar>,
-        _ state: RequestState
-    ) -> MHD_Result {
+    /// Content-Length over `limit` (only without Transfer-Encoding: then MHD ignores Content-Length).
+    private func announcedLength<C: HTTPConnection>(_ connection: C, exceeds limit: Int) -> Bool {
+        var chunked = false
+        connection.withHeader("Transfer-Encoding") { chunked = $0 != nil }
+        if chunked { return false }
+        var over = false
+        connection.withHeader("Content-Length") { value in
+            guard let value else { return }
+            var n = 0
+            for i in 0..<value.count {
+                let b = value[i]
+                guard b >= 0x30 && b <= 0x39 else { return }  // MHD itself rejects a malformed value
+                let (m, o1) = n.multipliedReportingOverflow(by: 10)
+                let (a, o2) = m.addingReportingOverflow(Int(b - 0x30))
+                if o1 || o2 {
+                    over = true
+                    return
+                }
+                n = a
+            }
+            over = n > limit
+        }
+        return over
+    }
+
+    /// Routes and runs the handler; returns what the machine makes of its outcome.
+    private func dispatch<C: HTTPConnection>(
+        _ connection: C, _ request: RequestState, body: [UInt8], method: UnsafePointer<CChar>, url: UnsafePointer<CChar>
+    ) -> RequestStateMachine.Action {
         let requestId = incomingRequestId(connection)
         let path = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
-        let body = state.body
-        state.body = []
-        let outcome = responder.respond(method: HTTPMethod.parse(methodPtr), path: path) { target, method, values in
+        let outcome = responder.respond(method: HTTPMethod.parse(method), path: path) { target, method, values in
             HTTPRequest(
-                source: .connection(connection), method: method, path: nil, rawPath: path, rawQuery: state.query,
-                routeTemplate: target.template,
+                connection: connection, method: method, rawPath: path, rawQuery: request.query, routeTemplate: target.template,
                 requestId: requestId, body: body, parameterNames: target.parameterNames, parameterValues: values)
         }
         switch outcome {
         case .refused(let problem, let template, let slot):
-            _ = state.machine.handlerReturned(deferred: false)
-            return send(
-                connection, problem.response, request: state, methodPtr: methodPtr, template: template,
-                slot: slot ?? metrics.unmatched, requestId: requestId)
+            let labels = RequestStateMachine.Labels(template: template, slot: slot ?? metrics.unmatched, requestId: requestId)
+            return request.machine.handlerAnswered(problem.response, labels)
         case .answered(let response, let target):
-            _ = state.machine.handlerReturned(deferred: false)
-            return send(
-                connection, response, request: state, methodPtr: methodPtr, template: target.template,
-                slot: target.metrics, requestId: requestId)
+            return request.machine.handlerAnswered(response, RequestStateMachine.Labels(target, requestId: requestId))
         case .deferred(let start, let target, _):
             let promise = ResponsePromise(template: target.template, requestId: requestId, registry: parked)
             start(promise)
-            state.deferred = (promise, target, requestId)
-            guard case .suspend = state.machine.handlerReturned(deferred: true) else { return .YES }
-            guard let settled = promise.parkUnlessSettled(connection) else { return .YES }
-            // Settled before it could park: answer at once.
-            _ = state.machine.resumed(settled: true)
-            state.deferred = nil
-            return send(
-                connection, settled, request: state, methodPtr: methodPtr, template: target.template,
-                slot: target.metrics, requestId: requestId)
+            return request.machine.handlerDeferred(promise, RequestStateMachine.Labels(target, requestId: requestId))
         }
     }
 
     /// For answers decided before routing (framing, limits): the route only labels log and metrics.
-    private func respondWithoutRouting(
-        _ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ methodPtr: UnsafePointer<CChar>,
-        _ state: RequestState, _ problem: Problem, closeConnection: Bool
-    ) -> MHD_Result {
+    private func rejectionLabels<C: HTTPConnection>(_ connection: C, _ url: UnsafePointer<CChar>) -> RequestStateMachine.Labels {
         let path = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
         var captures: [Range<Int>] = []
         let node = validatePath(path) == nil ? responder.table.match(path, captures: &captures) : nil
-        var response = problem.response
-        if closeConnection { response.headers.append(("Connection", "close")) }
-        return send(
-            connection, response, request: state, methodPtr: methodPtr, template: node?.template,
-            slot: node?.metrics ?? metrics.unmatched, requestId: incomingRequestId(connection))
+        return RequestStateMachine.Labels(
+            template: node?.template, slot: node?.metrics ?? metrics.unmatched, requestId: incomingRequestId(connection))
     }
 
-    private func incomingRequestId(_ connection: OpaquePointer) -> String {
-        if let v = MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id"), let id = RequestID.sanitize(v) {
-            return id
+    private func incomingRequestId<C: HTTPConnection>(_ connection: C) -> String {
+        var id: String?
+        connection.withHeader("X-Request-Id") { value in
+            if let value { id = RequestID.sanitize(value) }
         }
-        return RequestID.next()
+        return id ?? RequestID.next()
     }
 
-    /// Queues `response` with `X-Request-Id` (and `Connection: close` while draining), then records
+    /// Queues the answer with `X-Request-Id` (and `Connection: close` while draining), then records
     /// metrics and the access-log line.
-    private func send(
-        _ connection: OpaquePointer, _ response: HTTPResponse, request: RequestState,
-        methodPtr: UnsafePointer<CChar>, template: String?, slot: RouteMetrics, requestId: String
-    ) -> MHD_Result {
-        let mhdResponse: OpaquePointer?
-        var startStream: (() -> Void)?
-        switch response.content {
-        case .deferred:
-            preconditionFailure("a deferred response reached send() unsettled")
-        case .stream(let maxPendingBytes, let start):
-            let stream = EventStream(maxPendingBytes: maxPendingBytes, registry: streams, monitor: peerMonitor)
-            stream.attach(connection)
-            if !streams.add(stream) { stream.end() }  // the server is stopping: the body ends at once
-            request.stream = stream
-            request.machine.streamQueued()
-            mhdResponse = cmhd_create_stream_response(eventStreamReader, Unmanaged.passRetained(stream).toOpaque(), eventStreamRelease)
-            if mhdResponse == nil { streams.remove(stream) }
-            startStream = { start(stream) }
-        case .bytes(let body), .notModified(representation: let body):
-            // A 304 gets the 200's bytes: MHD sends none of them, only their length as Content-Length
-            // (with an empty buffer it would send `Content-Length: 0`, which RFC 9110 §8.6 forbids).
-            // The response owns a copy: nothing of `body` is used after this call.
-            mhdResponse = body.withUnsafeBytes { cmhd_response_copying($0.baseAddress, $0.count) }
-        }
-        guard let mhdResponse else {
-            Log.write(.error, "could not create a response", [("request_id", .string(requestId))])
-            return .NO
-        }
-        defer { MHD_destroy_response(mhdResponse) }
-        for (name, value) in response.headers {
-            if asciiCaseInsensitiveEquals(name, "Content-Length") || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
-                || asciiCaseInsensitiveEquals(name, "X-Request-Id")
-            {
-                continue
-            }
-            // Explicit withCString: the implicit String-to-pointer conversion heap-allocates a copy of
-            // every short (inline) string, and these run for every header of every response.
-            let added = name.withCString { n in value.withCString { v in MHD_add_response_header(mhdResponse, n, v) } }
-            if added != .YES {
-                Log.write(.warn, "response header rejected", [("header", .string(name)), ("request_id", .string(requestId))])
-            }
-        }
-        _ = requestId.withCString { MHD_add_response_header(mhdResponse, "X-Request-Id", $0) }
-        if draining.load(ordering: .relaxed) {
-            _ = MHD_add_response_header(mhdResponse, "Connection", "close")
-        }
-        let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
-        if result == .YES {
-            request.requestId = requestId
-            startStream?()
-        }
-
+    private func send<C: HTTPConnection>(
+        _ connection: C, _ status: Int, _ headers: [(String, String)], _ body: SentBody, _ labels: RequestStateMachine.Labels,
+        request: RequestState, method: UnsafePointer<CChar>
+    ) -> Bool {
+        let sent = SentHeaders(headers: headers, requestId: labels.requestId, closing: draining.load(ordering: .relaxed))
+        let queued = connection.queue(status: status, headers: sent, body: body)
         let duration = monotonicMicros() - request.startMicros
-        slot.record(status: response.status, durationMicros: duration)
+        labels.slot.record(status: status, durationMicros: duration)
         if accessLog && Log.isEnabled(.info) {
-            writeAccessLog(
-                methodPtr: methodPtr, template: template, status: response.status, durationMicros: duration,
-                requestId: requestId)
+            writeAccessLog(method: method, template: labels.template, status: status, durationMicros: duration, requestId: labels.requestId)
         }
-        if result != .YES {
-            Log.write(.error, "could not queue the response", [("status", .int(response.status)), ("request_id", .string(requestId))])
+        if !queued {
+            Log.write(.error, "could not queue the response", [("status", .int(status)), ("request_id", .string(labels.requestId))])
         }
-        return result
+        return queued
     }
 
-    private func writeAccessLog(
-        methodPtr: UnsafePointer<CChar>, template: String?, status: Int, durationMicros: Int,
-        requestId: String
-    ) {
+    private func writeAccessLog(method: UnsafePointer<CChar>, template: String?, status: Int, durationMicros: Int, requestId: String) {
         let method = UnsafeBufferPointer(
-            start: UnsafeRawPointer(methodPtr).assumingMemoryBound(to: UInt8.self),
-            count: min(strlen(methodPtr), 32))
+            start: UnsafeRawPointer(method).assumingMemoryBound(to: UInt8.self),
+            count: min(strlen(method), 32))
         var out = JSONWriter(reservingCapacity: 200)
         out.object { line in
             Log.begin(&line, level: .info, msg: "request")
@@ -254,5 +221,11 @@ extension ServerCore {
         }
         out.raw("\n")
         Log.emit(out.bytes)
+    }
+}
+
+extension RequestStateMachine.Labels {
+    init(_ target: RouteTable.Target, requestId: String) {
+        self.init(template: target.template, slot: target.metrics, requestId: requestId)
     }
 }

@@ -1,20 +1,12 @@
-internal import CMicroHTTPD
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
-/// One request, as a handler sees it. Valid only during the handler call: header and query lookups
-/// read the MHD connection, and return nil once the handler has returned. Do not keep it.
+/// One request, as a handler sees it. Valid only during the handler call: header lookups read the
+/// connection, and return nil once the handler has returned. Do not keep it.
 public final class HTTPRequest {
     public let method: HTTPMethod
     /// The raw path without the query, exactly as received (not percent-decoded). Built on first use
     /// (most handlers only need their path parameters); "" if first read after the handler returned.
     public var path: String {
         if let path = pathString { return path }
-        guard isValid, let rawPath else { return "" }
+        guard isValid else { return "" }
         let made = String(decoding: rawPath, as: UTF8.self)
         pathString = made
         return made
@@ -26,20 +18,13 @@ public final class HTTPRequest {
     /// The complete body (at most `maxBodyBytes`).
     public let body: [UInt8]
 
-    /// Where headers and query arguments come from.
-    enum Source {
-        /// The live MHD connection (borrowed for the handler call).
-        case connection(OpaquePointer)
-        /// Given values (socket-free tests, `Router.respond`).
-        case detached(headers: [(String, String)], query: [(name: String, value: String)])
-    }
-
-    private let source: Source
-    /// The path: a String already (detached), or MHD's bytes (valid during the handler call).
+    /// Where headers come from (borrowed for the handler call).
+    private let connection: any HTTPConnection
     private var pathString: String?
-    private let rawPath: UnsafeBufferPointer<UInt8>?
-    /// The query as received (the bytes after `?`, not decoded), for a request from a connection:
-    /// sheetd's copy, taken before libmicrohttpd could parse it.
+    /// The connection's bytes of the path (valid during the handler call).
+    private let rawPath: UnsafeBufferPointer<UInt8>
+    /// The query as received (the bytes after `?`, not decoded): sheetd's copy, taken before
+    /// libmicrohttpd could parse it.
     private let rawQuery: [UInt8]
     private let parameterNames: [String]
     private let parameterValues: [String]
@@ -47,12 +32,11 @@ public final class HTTPRequest {
     var isValid = true
 
     init(
-        source: Source, method: HTTPMethod, path: String?, rawPath: UnsafeBufferPointer<UInt8>? = nil,
-        rawQuery: [UInt8] = [], routeTemplate: String, requestId: String, body: [UInt8], parameterNames: [String], parameterValues: [String]
+        connection: any HTTPConnection, method: HTTPMethod, rawPath: UnsafeBufferPointer<UInt8>, rawQuery: [UInt8],
+        routeTemplate: String, requestId: String, body: [UInt8], parameterNames: [String], parameterValues: [String]
     ) {
-        self.source = source
+        self.connection = connection
         self.method = method
-        self.pathString = path
         self.rawPath = rawPath
         self.rawQuery = rawQuery
         self.routeTemplate = routeTemplate
@@ -60,18 +44,6 @@ public final class HTTPRequest {
         self.body = body
         self.parameterNames = parameterNames
         self.parameterValues = parameterValues
-    }
-
-    /// A request without a connection, for testing handlers directly. `query` holds decoded pairs.
-    public convenience init(
-        method: HTTPMethod, path: String, routeTemplate: String, requestId: String = "test-request",
-        body: [UInt8] = [], pathParameters: [(String, String)] = [], headers: [(String, String)] = [],
-        query: [(String, String)] = []
-    ) {
-        self.init(
-            source: .detached(headers: headers, query: query.map { (name: $0.0, value: $0.1) }), method: method,
-            path: path, routeTemplate: routeTemplate, requestId: requestId, body: body,
-            parameterNames: pathParameters.map(\.0), parameterValues: pathParameters.map(\.1))
     }
 
     /// The percent-decoded value of a template parameter (`{name}`), nil for an unknown name.
@@ -82,15 +54,9 @@ public final class HTTPRequest {
 
     /// The first value of a request header; the name is case-insensitive.
     public func header(_ name: String) -> String? {
-        guard isValid else { return nil }
-        switch source {
-        case .connection(let connection):
-            // withCString: the implicit conversion would heap-allocate a copy of a short name.
-            guard let v = name.withCString({ MHD_lookup_connection_value(connection, .HEADER_KIND, $0) }) else { return nil }
-            return String(cString: v)
-        case .detached(let headers, _):
-            return headers.first { asciiCaseInsensitiveEquals($0.0, name) }?.1
-        }
+        var value: String?
+        withHeaderBytes(name) { value = $0?.utf8String }
+        return value
     }
 
     /// Calls `body` with the bytes of the first value of a request header (nil when absent or after
@@ -99,16 +65,7 @@ public final class HTTPRequest {
     /// called across modules pays a metadata lookup per call.)
     public func withHeaderBytes(_ name: String, _ body: (Span<UInt8>?) -> Void) {
         guard isValid else { return body(nil) }
-        switch source {
-        case .connection(let connection):
-            let v = name.withCString { MHD_lookup_connection_value(connection, .HEADER_KIND, $0) }
-            guard let v else { return body(nil) }
-            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(v).assumingMemoryBound(to: UInt8.self), count: strlen(v))
-            body(bytes.span)
-        case .detached(let headers, _):
-            guard var value = headers.first(where: { asciiCaseInsensitiveEquals($0.0, name) })?.1 else { return body(nil) }
-            value.withUTF8 { body($0.span) }
-        }
+        connection.withHeader(name, body)
     }
 
     /// Calls `body` with every query argument in the order given (duplicates included): its decoded
@@ -116,19 +73,12 @@ public final class HTTPRequest {
     /// borrowed for that call only. Builds no Strings, for hot paths.
     public func forEachQueryItem(_ body: (_ name: Span<UInt8>, _ value: Span<UInt8>) -> Void) {
         guard isValid else { return }
-        switch source {
-        case .connection:
-            rawQuery.withUnsafeBufferPointer { q in
-                forEachRawQueryArgument(q) { name, value in
-                    withDecodedQueryComponent(name) { n in
-                        guard let value else { return body(n.span, UnsafeBufferPointer(start: nil, count: 0).span) }
-                        withDecodedQueryComponent(value) { v in body(n.span, v.span) }
-                    }
+        rawQuery.withUnsafeBufferPointer { q in
+            forEachRawQueryArgument(q) { name, value in
+                withDecodedQueryComponent(name) { n in
+                    guard let value else { return body(n.span, UnsafeBufferPointer(start: nil, count: 0).span) }
+                    withDecodedQueryComponent(value) { v in body(n.span, v.span) }
                 }
-            }
-        case .detached(_, let query):
-            for var (name, value) in query {
-                name.withUTF8 { n in value.withUTF8 { v in body(n.span, v.span) } }
             }
         }
     }

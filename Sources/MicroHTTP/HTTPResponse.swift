@@ -1,9 +1,8 @@
 /// What a handler answers. Headers are sent as given; `Content-Length` is computed by the server
 /// (a handler-supplied `Content-Length` or `Transfer-Encoding` is ignored).
 public struct HTTPResponse: Sendable {
-    /// How the body is produced: complete byte buffers, or later (`deferred`). A streaming case
-    /// (server-sent events through MHD's callback responses) is added here later, with its state in
-    /// `RequestStateMachine`; the `switch` that emits responses (`AccessHandler.send`) must learn it.
+    /// How the body is produced: complete byte buffers, later (`deferred`), or over time (`stream`).
+    /// `RequestStateMachine` turns each into its action (`send`, `park`, `stream`).
     enum Content: Sendable {
         case bytes([UInt8])
         /// A 304: no body is sent; `representation` is the 200's body, whose length is the

@@ -35,25 +35,6 @@ enum HeaderSection {
         return nil
     }
 
-    /// Content-Length over `limit` (only without Transfer-Encoding: then MHD ignores Content-Length).
-    static func announcedLength(_ connection: OpaquePointer, exceeds limit: Int) -> Bool {
-        guard let cl = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-            MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") == nil
-        else { return false }
-        var value = 0
-        var i = 0
-        while cl[i] != 0 {
-            let b = UInt8(bitPattern: cl[i])
-            guard b >= 0x30 && b <= 0x39 else { return false }  // MHD itself rejects a malformed value
-            let (m, o1) = value.multipliedReportingOverflow(by: 10)
-            let (a, o2) = m.addingReportingOverflow(Int(b - 0x30))
-            if o1 || o2 { return true }
-            value = a
-            i += 1
-        }
-        return value > limit
-    }
-
     /// State of one walk over the header lines, in the order received.
     ///
     /// MHD parses the section in place in the connection's read buffer: each name and value stays

@@ -89,19 +89,8 @@ func decodePathSegment(_ p: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Stri
 
 /// Decodes a query name or value: `+` is a space, `%XX` a byte; malformed escapes are kept literally
 /// and invalid UTF-8 is repaired with U+FFFD.
-func decodeQueryComponent(_ p: UnsafePointer<CChar>) -> String {
-    withDecodedQueryComponent(cString: p) { String(decoding: $0, as: UTF8.self) }
-}
-
-/// The same for a byte buffer.
 func decodeQueryComponent(_ buf: UnsafeBufferPointer<UInt8>) -> String {
     withDecodedQueryComponent(buf) { String(decoding: $0, as: UTF8.self) }
-}
-
-/// Calls `body` with the decoded bytes of a NUL-terminated query component.
-func withDecodedQueryComponent<R>(cString p: UnsafePointer<CChar>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    let raw = UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self)
-    return withDecodedQueryComponent(UnsafeBufferPointer(start: raw, count: strlen(p)), body)
 }
 
 /// Calls `body` with the decoded bytes of a query component (`+` is a space, `%XX` a byte, malformed

@@ -34,13 +34,10 @@ enum RequestID {
     }
 
     /// The client's id if it is 1–128 characters of `A-Za-z0-9._:-`, else nil.
-    static func sanitize(_ p: UnsafePointer<CChar>) -> String? {
-        var n = 0
-        while p[n] != 0 {
-            guard n < 128, isAllowed(UInt8(bitPattern: p[n])) else { return nil }
-            n += 1
-        }
-        return n == 0 ? nil : String(cString: p)
+    static func sanitize(_ bytes: Span<UInt8>) -> String? {
+        guard bytes.count > 0, bytes.count <= 128 else { return nil }
+        for i in 0..<bytes.count where !isAllowed(bytes[i]) { return nil }
+        return bytes.utf8String
     }
 
     /// Same check for Swift strings (tests).

@@ -1,33 +1,50 @@
 /// The lifecycle of one request on its connection, as a value: each `mutating` function takes one
-/// fact MHD reported and returns the `Action` the access handler must carry out. The machine holds no
-/// pointer and does no I/O, so every transition is unit-tested without a socket.
+/// fact the connection reported and returns the `Action` the access handler must carry out. The
+/// machine owns what the request accumulates (its body, its request id, the promise it waits for, the
+/// stream it feeds), holds no pointer and does no I/O, so every transition is unit-tested without a
+/// socket.
 ///
 /// ```
 /// awaitingHead ─head ok─▶ receivingBody ─body ended─▶ dispatching ─answered─▶ responded
 ///      │                       │                          ├─deferred─▶ parked ─settled─▶ responded
-///      │                       │                          └─stream queued─▶ streaming
-///      │                       └─over the cap─▶ discardingBody ─body ended─▶ responded (413)
-///      └─head refused (400/413/431)─▶ responded
+///      │                       │                          └─stream answered─▶ responded ─queued─▶ streaming
+///      │                       └─over the cap─▶ discardingBody ─body ended─▶ rejecting ─labeled─▶ responded (413)
+///      └─head refused (400/413/431)─▶ rejecting ─labeled─▶ responded
 /// ```
 /// A long-lived stream (server-sent events: one MHD callback response per stream, parked with
 /// suspend/resume from its reader, `EventStream`) is the `streaming` state: its body is produced by the
 /// reader callback, so the access handler has nothing more to do until the connection completes.
 struct RequestStateMachine {
-    enum State: Equatable {
+    /// What labels one answer: its route (log and metrics) and its request id.
+    struct Labels {
+        /// The matched route template, nil when no route matched.
+        let template: String?
+        let slot: RouteMetrics
+        let requestId: String
+    }
+
+    enum State {
         /// The request line arrived; the header section is not checked yet.
         case awaitingHead
         /// The head was accepted; body bytes are kept (up to the cap).
-        case receivingBody
+        case receivingBody(body: [UInt8])
         /// The body went over the cap: further bytes are counted and dropped until it ends.
         case discardingBody
+        /// Refused before routing: waiting for the labels of the refusal.
+        case rejecting
         /// The handler is running.
         case dispatching
-        /// Suspended until the deferred response is settled (MHD calls again after the resume).
-        case parked
-        /// A response was queued; nothing is left to do.
-        case responded
+        /// Suspended until `promise` is settled (MHD calls again after the resume).
+        case parked(promise: ResponsePromise, labels: Labels)
+        /// An answer was queued; nothing is left to do. `requestId` is the answer's.
+        case responded(requestId: String)
         /// A streaming response was queued; its reader callback writes the body until it ends.
-        case streaming
+        case streaming(EventStream, requestId: String)
+    }
+
+    /// The state without its values, for tests and for the access handler's first-call check.
+    enum Phase: Equatable {
+        case awaitingHead, receivingBody, discardingBody, rejecting, dispatching, parked, responded, streaming
     }
 
     /// What the head check found, before any body byte is read.
@@ -46,22 +63,22 @@ struct RequestStateMachine {
     enum Action {
         /// Return YES to MHD and wait for the next call.
         case `continue`
-        /// Keep these body bytes.
-        case appendBody
-        /// Drop the bytes kept so far (and these): the body is over the cap.
-        case discardBody
-        /// Answer with this problem without routing; `closeConnection` adds `Connection: close`.
+        /// Answer with this problem without routing (label it, then `rejectionLabeled`);
+        /// `closeConnection` adds `Connection: close`.
         case reject(Problem, closeConnection: Bool)
-        /// Route and run the handler with the body kept.
-        case dispatch
-        /// Queue the response the handler (or its settled promise) produced.
-        case send
-        /// Park the connection until the deferred response is settled.
-        case suspend
-        /// The connection was resumed: send the settled response.
-        case resume
+        /// Route and run the handler on this body, then report with `handlerAnswered` or `handlerDeferred`.
+        case dispatch(body: [UInt8])
+        /// Queue this complete response.
+        case send(HTTPResponse, Labels)
+        /// Queue this streaming response, then report the stream with `streamQueued`.
+        case stream(HTTPResponse, Labels)
+        /// Suspend the connection until `promise` is settled; if it already is, report its response
+        /// with `promiseChecked`.
+        case park(ResponsePromise)
+        /// The connection was resumed: report what `promise` settled with (`promiseChecked`).
+        case checkSettled(ResponsePromise)
         /// Drop the connection without an answer (MHD cannot answer in the middle of an upload).
-        case abort
+        case abort(bodyBytesSeen: Int)
     }
 
     private(set) var state: State = .awaitingHead
@@ -78,18 +95,39 @@ struct RequestStateMachine {
     /// How much of an oversize chunked body is read and discarded before the connection is dropped.
     var discardLimit: Int { max(maxBodyBytes &* 16, 1 << 20) }
 
+    var phase: Phase {
+        switch state {
+        case .awaitingHead: .awaitingHead
+        case .receivingBody: .receivingBody
+        case .discardingBody: .discardingBody
+        case .rejecting: .rejecting
+        case .dispatching: .dispatching
+        case .parked: .parked
+        case .responded: .responded
+        case .streaming: .streaming
+        }
+    }
+
+    /// The request id of the answer queued, if one was (for the fallback answer's log line).
+    var answeredRequestId: String? {
+        switch state {
+        case .responded(let id), .streaming(_, let id): id
+        case .awaitingHead, .receivingBody, .discardingBody, .rejecting, .dispatching, .parked: nil
+        }
+    }
+
     /// The header section arrived (MHD's first access-handler call).
     mutating func headReceived(_ verdict: HeadVerdict) -> Action {
-        guard state == .awaitingHead else { return .continue }
+        guard case .awaitingHead = state else { return .continue }
         switch verdict {
         case .acceptable:
-            state = .receivingBody
+            state = .receivingBody(body: [])
             return .continue
         case .malformed(let detail):
-            state = .responded
+            state = .rejecting
             return .reject(.badRequest(detail), closeConnection: true)
         case .tooManyQueryArguments(let count):
-            state = .responded
+            state = .rejecting
             return .reject(
                 .badRequest(
                     "The query has \(count) parameters; at most \(maxQueryArguments) are accepted.",
@@ -97,25 +135,31 @@ struct RequestStateMachine {
                 closeConnection: false)
         case .announcedBodyTooLarge:
             // MHD answers before reading the body, then closes the connection.
-            state = .responded
+            state = .rejecting
             return .reject(.payloadTooLarge(limit: maxBodyBytes), closeConnection: true)
         case .headTooLarge(let memory, let reserve):
-            state = .responded
+            state = .rejecting
             return .reject(.headerTooLarge(memory: memory, reserve: reserve), closeConnection: true)
         }
     }
 
-    /// `count` body bytes arrived (they are always consumed).
-    mutating func bodyReceived(count: Int) -> Action {
-        bodyBytesSeen += count
+    /// Body bytes arrived (they are always consumed): kept while under the cap.
+    mutating func bodyReceived(_ bytes: UnsafeRawBufferPointer) -> Action {
+        bodyBytesSeen += bytes.count
         switch state {
-        case .receivingBody:
-            guard bodyBytesSeen > maxBodyBytes else { return .appendBody }
+        case .receivingBody(var body):
+            guard bodyBytesSeen > maxBodyBytes else {
+                state = .dispatching  // not observable: released so that the append does not copy
+                body.append(contentsOf: bytes)
+                state = .receivingBody(body: body)
+                return .continue
+            }
+            // Drop the bytes kept so far: the body is over the cap.
             state = .discardingBody
-            return .discardBody
+            return .continue
         case .discardingBody:
-            return bodyBytesSeen > discardLimit ? .abort : .continue
-        default:
+            return bodyBytesSeen > discardLimit ? .abort(bodyBytesSeen: bodyBytesSeen) : .continue
+        case .awaitingHead, .rejecting, .dispatching, .parked, .responded, .streaming:
             return .continue
         }
     }
@@ -123,39 +167,59 @@ struct RequestStateMachine {
     /// MHD called without data: the body ended (or, when parked, the connection was resumed).
     mutating func calledWithoutData() -> Action {
         switch state {
-        case .receivingBody:
+        case .receivingBody(let body):
             state = .dispatching
-            return .dispatch
+            return .dispatch(body: body)
         case .discardingBody:
-            state = .responded
+            state = .rejecting
             return .reject(.payloadTooLarge(limit: maxBodyBytes), closeConnection: false)
-        case .parked:
-            return .resume
-        case .awaitingHead, .dispatching, .responded, .streaming:
+        case .parked(let promise, _):
+            return .checkSettled(promise)
+        case .awaitingHead, .rejecting, .dispatching, .responded, .streaming:
             return .continue
         }
     }
 
-    /// The handler returned: with a complete response, or a deferred one whose promise is unsettled.
-    mutating func handlerReturned(deferred: Bool) -> Action {
-        guard state == .dispatching else { return .continue }
-        if deferred {
-            state = .parked
-            return .suspend
-        }
-        state = .responded
-        return .send
+    /// A refusal got its labels (the route it would have matched, the request id).
+    mutating func rejectionLabeled(_ response: HTTPResponse, _ labels: Labels) -> Action {
+        guard case .rejecting = state else { return .continue }
+        return answer(response, labels)
     }
 
-    /// The response queued is a stream (Server-Sent Events): the connection stays with it.
-    mutating func streamQueued() {
-        if state == .responded { state = .streaming }
+    /// The handler returned a response (or routing refused the request).
+    mutating func handlerAnswered(_ response: HTTPResponse, _ labels: Labels) -> Action {
+        guard case .dispatching = state else { return .continue }
+        return answer(response, labels)
     }
 
-    /// After a resume, the promise was found settled (`true`) or not yet (a spurious call).
-    mutating func resumed(settled: Bool) -> Action {
-        guard state == .parked, settled else { return .continue }
-        state = .responded
-        return .send
+    /// The handler deferred its answer to `promise` (already started).
+    mutating func handlerDeferred(_ promise: ResponsePromise, _ labels: Labels) -> Action {
+        guard case .dispatching = state else { return .continue }
+        state = .parked(promise: promise, labels: labels)
+        return .park(promise)
+    }
+
+    /// The parked promise was looked at: settled with `response`, or not yet (nil: a spurious call).
+    mutating func promiseChecked(_ response: HTTPResponse?) -> Action {
+        guard case .parked(_, let labels) = state, let response else { return .continue }
+        return answer(response, labels)
+    }
+
+    /// The streaming response was queued with `stream` as its body.
+    mutating func streamQueued(_ stream: EventStream) {
+        guard case .responded(let requestId) = state else { return }
+        state = .streaming(stream, requestId: requestId)
+    }
+
+    /// NOTIFY_COMPLETED: the connection is done with this request. Returns the stream to tell.
+    mutating func completed() -> EventStream? {
+        guard case .streaming(let stream, _) = state else { return nil }
+        return stream
+    }
+
+    private mutating func answer(_ response: HTTPResponse, _ labels: Labels) -> Action {
+        state = .responded(requestId: labels.requestId)
+        if case .stream = response.content { return .stream(response, labels) }
+        return .send(response, labels)
     }
 }

@@ -1,5 +1,5 @@
-/// Routing and running a handler, without a socket: the one dispatch path of both the server (over
-/// MHD's request) and `Router.respond` (tests). Every outcome is a response, a refusal, or a deferred
+/// Routing and running a handler, the dispatch step of the request lifecycle (`ServerCore.handle`,
+/// over MHD's connection or a test's fake one). Every outcome is a response, a refusal, or a deferred
 /// response to start.
 struct Responder: Sendable {
     let table: RouteTable

@@ -1,6 +1,4 @@
-internal import CMicroHTTPD
 import Concurrency
-import Dispatch
 import Synchronization
 
 /// The answer to a request whose handler returned `HTTPResponse.deferred`: settled exactly once,
@@ -9,29 +7,24 @@ import Synchronization
 ///
 /// Settling after the server gave up on the request (shutdown) is a harmless no-op.
 public final class ResponsePromise: Sendable {
-    /// `@unchecked Sendable`: the connection pointer is only used under the promise's lock, to resume
-    /// the connection this promise parked (MHD_resume_connection is safe from any thread).
-    private struct State: @unchecked Sendable {
+    private struct State {
         var response: HTTPResponse?
         var settled = false
         /// The connection suspended by `parkUnlessSettled` and not resumed yet.
-        var parkedConnection: OpaquePointer?
+        var parkedConnection: (any HTTPConnection)?
     }
 
     private let state = Mutex(State())
     /// For log lines about a failure.
     let template: String
     let requestId: String
-    /// Connection-bound promises are registered here while parked (for shutdown).
-    private let registry: ParkedRequests?
-    /// Detached promises (`Router.respond`) signal this when settled.
-    private let settledSignal: DispatchSemaphore?
+    /// Promises are registered here while parked (for shutdown).
+    private let registry: ParkedRequests
 
-    init(template: String, requestId: String, registry: ParkedRequests?) {
+    init(template: String, requestId: String, registry: ParkedRequests) {
         self.template = template
         self.requestId = requestId
         self.registry = registry
-        self.settledSignal = registry == nil ? DispatchSemaphore(value: 0) : nil
     }
 
     /// Settles with `response`.
@@ -51,28 +44,27 @@ public final class ResponsePromise: Sendable {
 
     private func settle(_ response: HTTPResponse) {
         let held = Self.heldResumes.current.flatMap { $0.depth > 0 ? $0 : nil }
-        let (first, parked) = state.withLock { s -> (Bool, Bool) in
-            guard !s.settled else { return (false, false) }
+        let parked = state.withLock { s -> Bool in
+            guard !s.settled else { return false }
             s.settled = true
             s.response = response
             if s.parkedConnection != nil {
-                if held != nil { return (true, true) }  // resumed when the `resumingTogether` block ends
+                if held != nil { return true }  // resumed when the `resumingTogether` block ends
                 resumeParked(&s)
             }
-            return (true, false)
+            return false
         }
         if parked, let held { held.promises.append(self) }
-        if first { settledSignal?.signal() }
     }
 
     /// Resumes the parked connection of a settled promise (exactly once; under the promise's lock).
     private func resumeParked(_ s: inout State) {
         guard s.settled, let connection = s.parkedConnection else { return }
         s.parkedConnection = nil
-        registry?.remove(self)
+        registry.remove(self)
         // Under the lock: the access handler parks only under it too, so a resume never precedes its
         // suspend, and a connection is resumed exactly once.
-        MHD_resume_connection(connection)
+        connection.resume()
     }
 
     /// Resumes the connection if the promise is settled and its connection still parked (a resume
@@ -110,17 +102,17 @@ public final class ResponsePromise: Sendable {
 
     /// Called by the access handler right after starting the deferred work: the response when it is
     /// already settled (answered at once), otherwise nil after suspending `connection`.
-    func parkUnlessSettled(_ connection: OpaquePointer) -> HTTPResponse? {
+    func parkUnlessSettled(_ connection: some HTTPConnection) -> HTTPResponse? {
         state.withLock { s in
             if s.settled { return s.response }
-            if let registry, !registry.add(self) {
+            if !registry.add(self) {
                 // The server is stopping: nothing may be suspended any more.
                 s.settled = true
                 s.response = ParkedRequests.shutdownProblem.response
                 return s.response
             }
             s.parkedConnection = connection
-            MHD_suspend_connection(connection)
+            connection.suspend()
             return nil
         }
     }
@@ -128,12 +120,6 @@ public final class ResponsePromise: Sendable {
     /// The settled response (after MHD resumed the connection and called the access handler again).
     func settledResponse() -> HTTPResponse? {
         state.withLock { $0.settled ? $0.response : nil }
-    }
-
-    /// Blocks until settled (detached promises only: `Router.respond`).
-    func wait() -> HTTPResponse {
-        settledSignal?.wait()
-        return settledResponse() ?? Problem.internalError().response
     }
 }
 

@@ -22,8 +22,6 @@ public final class Router: Sendable {
     }
 
     private let state = Mutex<(entries: [Entry], frozen: Bool)>(([], false))
-    /// Compiled on demand for `respond` (socket-free dispatch); reset by `add`.
-    private let testTable = Mutex<RouteTable?>(nil)
 
     public init() {}
 
@@ -44,47 +42,6 @@ public final class Router: Sendable {
             precondition(clash == nil, "Router.add(\(method), \(template)) conflicts with \(clash?.template ?? "")")
             s.entries.append(Entry(method: method, template: template, segments: segments, handler: handler))
         }
-        testTable.withLock { $0 = nil }
-    }
-
-    /// Dispatches one request without a socket, exactly as the server routes it (404, 405 + Allow,
-    /// HEAD via GET, 400 for hostile paths, thrown errors → problems), for handler tests. `target` is
-    /// the raw path with an optional `?query`; the response carries `X-Request-Id`. Bodies are not
-    /// capped here and no metrics are recorded.
-    public func respond(_ method: HTTPMethod, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) -> HTTPResponse {
-        let table = testTable.withLock { t in
-            if let t { return t }
-            let built = RouteTable(entries: state.withLock { $0.entries }, metrics: HTTPMetrics())
-            t = built
-            return built
-        }
-        let bytes = Array(target.utf8)
-        let q = bytes.firstIndex(of: UInt8(ascii: "?"))
-        let pathBytes = Array(bytes[..<(q ?? bytes.count)])
-        let query = q.map { parseQuery(bytes[($0 + 1)...]) } ?? []
-        let requestId = headers.first { asciiCaseInsensitiveEquals($0.0, "X-Request-Id") && RequestID.isSane($0.1) }?.1 ?? RequestID.next()
-        let responder = Responder(table: table)
-        var response = pathBytes.withUnsafeBufferPointer { path -> HTTPResponse in
-            let outcome = responder.respond(method: method, path: path) { t, m, values in
-                HTTPRequest(
-                    source: .detached(headers: headers, query: query), method: m,
-                    path: String(decoding: pathBytes, as: UTF8.self), routeTemplate: t.template,
-                    requestId: requestId, body: body, parameterNames: t.parameterNames, parameterValues: values)
-            }
-            switch outcome {
-            case .refused(let problem, _, _):
-                return problem.response
-            case .answered(let response, _):
-                return response
-            case .deferred(let start, let t, _):
-                let promise = ResponsePromise(template: t.template, requestId: requestId, registry: nil)
-                start(promise)
-                return promise.wait()
-            }
-        }
-        if method == .HEAD { response.body = [] }
-        response.headers.append(("X-Request-Id", requestId))
-        return response
     }
 
     /// Every registered (method, template), in registration order (HEAD is implied for GET routes and
@@ -92,6 +49,9 @@ public final class Router: Sendable {
     public var routes: [(method: HTTPMethod, template: String)] {
         state.withLock { s in s.entries.map { (method: $0.method, template: $0.template) } }
     }
+
+    /// The entries registered so far, without freezing (socket-free tests).
+    var entries: [Entry] { state.withLock { $0.entries } }
 
     /// Freezes the router and hands out its entries (called by `HTTPServer.start`).
     func freeze() -> [Entry] {
@@ -143,19 +103,4 @@ private func isNameByte(_ b: UInt8) -> Bool {
 
 private func isLiteralByte(_ b: UInt8) -> Bool {
     isNameByte(b) || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "~")
-}
-
-/// `a=1&b&c=x+y` → decoded (name, value) pairs; a name without `=` has the value "".
-func parseQuery(_ bytes: ArraySlice<UInt8>) -> [(name: String, value: String)] {
-    var items: [(name: String, value: String)] = []
-    for part in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-        let part = Array(part)
-        let eq = part.firstIndex(of: UInt8(ascii: "="))
-        let name = part[..<(eq ?? part.count)]
-        let value = eq.map { part[($0 + 1)...] } ?? []
-        let n = Array(name).withUnsafeBufferPointer { decodeQueryComponent($0) }
-        let v = Array(value).withUnsafeBufferPointer { decodeQueryComponent($0) }
-        items.append((name: n, value: v))
-    }
-    return items
 }

@@ -8,8 +8,9 @@ import Musl
 #endif
 
 /// Everything the MHD callbacks need, immutable after start except the atomics. Passed to MHD as the
-/// callback context (retained by `HTTPServer` from start until after `MHD_stop_daemon`).
-final class ServerCore: Sendable {
+/// callback context (retained by `HTTPServer` from start until after `MHD_stop_daemon`). Tests drive
+/// its request lifecycle through a fake connection (TestSupport's `FakeConnectionDriver`).
+@_spi(Testing) public final class ServerCore: Sendable {
     let responder: Responder
     let metrics: HTTPMetrics
     let maxBodyBytes: Int
@@ -48,25 +49,26 @@ final class ServerCore: Sendable {
         self.accessLog = configuration.accessLog
         self.draining = Atomic(draining)
     }
+
+    /// A core for `router`'s routes as they are now, outside any server (socket-free tests).
+    @_spi(Testing) public convenience init(router: Router, configuration: HTTPServerConfiguration) {
+        let metrics = HTTPMetrics()
+        self.init(
+            table: RouteTable(entries: router.entries, metrics: metrics), metrics: metrics, configuration: configuration, draining: false)
+    }
 }
 
 /// Per-request state in MHD's `*req_cls`, created by the URI log callback and released in
 /// NOTIFY_COMPLETED (which also runs on timeouts, aborts and shutdown). Confined to the connection's
-/// worker thread: MHD never runs one connection's callbacks concurrently.
-final class RequestState {
+/// worker thread: MHD never runs one connection's callbacks concurrently. Everything the request
+/// accumulates is in its machine's state.
+@_spi(Testing) public final class RequestState {
     let startMicros: Int
     /// The query of the request line as received (after `?`, not decoded); libmicrohttpd never sees it.
     let query: [UInt8]
     /// How many query arguments it has.
     let queryArguments: Int
     var machine: RequestStateMachine
-    var body: [UInt8] = []
-    /// The request id of the answer queued (for the fallback answer's log line).
-    var requestId: String?
-    /// While parked: the promise that will carry the response, and what labels it.
-    var deferred: (promise: ResponsePromise, target: RouteTable.Target, requestId: String)?
-    /// The body of a streaming response; told when the connection completes.
-    var stream: EventStream?
 
     init(startMicros: Int, query: [UInt8], queryArguments: Int, machine: RequestStateMachine) {
         self.startMicros = startMicros
@@ -76,12 +78,26 @@ final class RequestState {
     }
 }
 
+@available(*, unavailable, message: "RequestState is confined to its connection's worker thread")
+extension RequestState: Sendable {}
+
 // MARK: - C callbacks (global constants: they capture nothing; the context arrives as `cls`)
 
 let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadSize, reqCls in
     guard let cls, let connection, let url, let method, let uploadSize, let reqCls else { return .NO }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-    return core.handle(connection, url, method, version, uploadData, uploadSize, reqCls)
+    let request: RequestState
+    if let existing = reqCls.pointee {
+        request = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+    } else {
+        // Without the URI log callback (not expected): start here.
+        request = core.begin(query: [])
+        reqCls.pointee = Unmanaged.passRetained(request).toOpaque()
+    }
+    // Body bytes are always consumed.
+    let upload = uploadData.map { UnsafeRawBufferPointer(start: $0, count: uploadSize.pointee) }
+    uploadSize.pointee = 0
+    return core.handle(MHDConnection(pointer: connection), request, method: method, url: url, version: version, upload: upload) ? .YES : .NO
 }
 
 /// A new request line (before MHD parses its query arguments): takes a copy of the query and hides it
@@ -96,8 +112,7 @@ let uriLogCallback: cmhd_uri_log_callback = { cls, uri, _ in
         query = Array(UnsafeRawBufferPointer(start: q, count: strlen(q)))
         cmhd_hide_query(q)
     }
-    let arguments = query.withUnsafeBufferPointer { countQueryArguments($0) }
-    return Unmanaged.passRetained(core.begin(query: query, queryArguments: arguments)).toOpaque()
+    return Unmanaged.passRetained(core.begin(query: query)).toOpaque()
 }
 
 let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, connection, reqCls, termination in
@@ -108,13 +123,11 @@ let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, connection, 
     guard let reqCls, let p = reqCls.pointee else { return }
     let state = Unmanaged<RequestState>.fromOpaque(p)
     if unanswered, let connection {
-        core.answerWithoutPool(connection, requestId: state.takeUnretainedValue().requestId)
+        core.answerWithoutPool(connection, requestId: state.takeUnretainedValue().machine.answeredRequestId)
     }
-    state.takeUnretainedValue().stream?.markCompleted()
+    core.completed(state.takeUnretainedValue())
     state.release()
     reqCls.pointee = nil
-    core.inFlight.wrappingSubtract(1, ordering: .relaxed)
-    core.metrics.requestFinished()
 }
 
 extension ServerCore {

@@ -205,12 +205,13 @@ func makeDeferredRouter(parked: Parked) -> Router {
         #expect(c.isClosedByServer())
     }
 
-    /// `Router.respond` (socket-free dispatch) waits for deferred responses too.
-    @Test func routerRespondWaitsForDeferredResponses() {
-        let router = makeDeferredRouter(parked: Parked())
-        let r = router.respond(.POST, "/v1/later?ms=10", body: Array("x".utf8))
+    /// Over the fake connection a deferred answer parks the connection and is sent after the resume,
+    /// as on a socket.
+    @Test func fakeConnectionParksAndResumesDeferredAnswers() {
+        let driver = FakeConnectionDriver(router: makeDeferredRouter(parked: Parked()))
+        let r = driver.respond(.POST, "/v1/later?ms=10", body: Array("x".utf8))
         #expect(r.status == 201)
         #expect(r.body == Array("x".utf8))
-        #expect(router.respond(.GET, "/v1/later-problem").status == 409)
+        #expect(driver.respond(.GET, "/v1/later-problem").status == 409)
     }
 }

@@ -8,16 +8,27 @@ import Testing
         RequestStateMachine(maxBodyBytes: maxBody, maxQueryArguments: maxQuery)
     }
 
+    let labels = RequestStateMachine.Labels(template: "/x", slot: HTTPMetrics().unmatched, requestId: "r-1")
+
+    func bytes(_ count: Int) -> [UInt8] { Array(repeating: 7, count: count) }
+
+    func promise() -> ResponsePromise { ResponsePromise(template: "/x", requestId: "r-1", registry: ParkedRequests()) }
+
     /// An acceptable head waits for the body; the end of the body dispatches; a complete answer is sent.
     @Test func acceptableRequestIsDispatchedThenSent() {
         var m = machine()
         guard case .continue = m.headReceived(.acceptable) else { Issue.record("head"); return }
-        #expect(m.state == .receivingBody)
-        guard case .appendBody = m.bodyReceived(count: 4) else { Issue.record("body"); return }
-        guard case .dispatch = m.calledWithoutData() else { Issue.record("dispatch"); return }
-        #expect(m.state == .dispatching)
-        guard case .send = m.handlerReturned(deferred: false) else { Issue.record("send"); return }
-        #expect(m.state == .responded)
+        #expect(m.phase == .receivingBody)
+        guard case .continue = bytes(4).withUnsafeBytes({ m.bodyReceived($0) }) else { Issue.record("body"); return }
+        guard case .continue = [UInt8]([1, 2]).withUnsafeBytes({ m.bodyReceived($0) }) else { Issue.record("body"); return }
+        guard case .dispatch(let body) = m.calledWithoutData() else { Issue.record("dispatch"); return }
+        #expect(body == bytes(4) + [1, 2])
+        #expect(m.phase == .dispatching)
+        guard case .send(let response, let sentLabels) = m.handlerAnswered(.empty(204), labels) else { Issue.record("send"); return }
+        #expect(response.status == 204)
+        #expect(sentLabels.requestId == "r-1")
+        #expect(m.phase == .responded)
+        #expect(m.answeredRequestId == "r-1")
     }
 
     /// Malformed framing is refused at once with a 400 that closes the connection.
@@ -29,7 +40,12 @@ import Testing
         #expect(problem.status == 400)
         #expect(problem.detail == "folded")
         #expect(close)
-        #expect(m.state == .responded)
+        #expect(m.phase == .rejecting)
+        #expect(m.answeredRequestId == nil)
+        guard case .send(let response, _) = m.rejectionLabeled(problem.response, labels) else { Issue.record("send"); return }
+        #expect(response.status == 400)
+        #expect(m.phase == .responded)
+        #expect(m.answeredRequestId == "r-1")
     }
 
     /// Too many query arguments are a 400 naming the limit, on a connection that stays open.
@@ -61,63 +77,90 @@ import Testing
         #expect(problem.slug == "header-too-large")
         #expect(problem.detail.contains("10240"))
         #expect(close)
-        #expect(m.state == .responded)
+        #expect(m.phase == .rejecting)
     }
 
     /// A body growing over the cap drops what was kept, is discarded to its end, then answered 413.
     @Test func bodyOverTheCapIsDiscardedThen413() {
         var m = machine(maxBody: 10)
-        _ = m.headReceived(.acceptable)
-        guard case .appendBody = m.bodyReceived(count: 8) else { Issue.record("append"); return }
-        guard case .discardBody = m.bodyReceived(count: 8) else { Issue.record("discard"); return }
-        #expect(m.state == .discardingBody)
-        guard case .continue = m.bodyReceived(count: 100) else { Issue.record("continue"); return }
-        guard case .reject(let problem, _) = m.calledWithoutData() else { Issue.record("413"); return }
+        guard case .continue = m.headReceived(.acceptable) else { Issue.record("head"); return }
+        guard case .continue = bytes(8).withUnsafeBytes({ m.bodyReceived($0) }) else { Issue.record("append"); return }
+        #expect(m.phase == .receivingBody)
+        guard case .continue = bytes(8).withUnsafeBytes({ m.bodyReceived($0) }) else { Issue.record("discard"); return }
+        #expect(m.phase == .discardingBody)
+        guard case .continue = bytes(100).withUnsafeBytes({ m.bodyReceived($0) }) else { Issue.record("continue"); return }
+        guard case .reject(let problem, let close) = m.calledWithoutData() else { Issue.record("413"); return }
         #expect(problem.status == 413)
+        #expect(!close)
     }
 
     /// A body that goes on far past the cap aborts the connection.
     @Test func endlessBodyAborts() {
         var m = machine(maxBody: 10)
-        _ = m.headReceived(.acceptable)
-        _ = m.bodyReceived(count: 11)
-        guard case .abort = m.bodyReceived(count: m.discardLimit) else { Issue.record("abort"); return }
+        guard case .continue = m.headReceived(.acceptable) else { Issue.record("head"); return }
+        guard case .continue = bytes(11).withUnsafeBytes({ m.bodyReceived($0) }) else { Issue.record("discard"); return }
+        guard case .abort(let seen) = bytes(m.discardLimit).withUnsafeBytes({ m.bodyReceived($0) }) else {
+            Issue.record("abort")
+            return
+        }
+        #expect(seen == 11 + m.discardLimit)
     }
 
-    /// A deferred answer parks; a spurious call while parked waits; the resume after settling sends.
+    /// A deferred answer parks with its promise; a spurious call while parked waits; the resume after
+    /// settling sends, labeled as the handler's answer.
     @Test func deferredAnswerParksThenResumes() {
         var m = machine()
-        _ = m.headReceived(.acceptable)
-        _ = m.calledWithoutData()
-        guard case .suspend = m.handlerReturned(deferred: true) else { Issue.record("suspend"); return }
-        #expect(m.state == .parked)
-        guard case .resume = m.calledWithoutData() else { Issue.record("resume"); return }
-        guard case .continue = m.resumed(settled: false) else { Issue.record("spurious"); return }
-        #expect(m.state == .parked)
-        guard case .send = m.resumed(settled: true) else { Issue.record("send"); return }
-        #expect(m.state == .responded)
+        guard case .continue = m.headReceived(.acceptable) else { Issue.record("head"); return }
+        guard case .dispatch = m.calledWithoutData() else { Issue.record("dispatch"); return }
+        let p = promise()
+        guard case .park(let parked) = m.handlerDeferred(p, labels) else { Issue.record("park"); return }
+        #expect(parked === p)
+        #expect(m.phase == .parked)
+        guard case .checkSettled(let checked) = m.calledWithoutData() else { Issue.record("resume"); return }
+        #expect(checked === p)
+        guard case .continue = m.promiseChecked(nil) else { Issue.record("spurious"); return }
+        #expect(m.phase == .parked)
+        guard case .send(let response, let sentLabels) = m.promiseChecked(.empty(201)) else { Issue.record("send"); return }
+        #expect(response.status == 201)
+        #expect(sentLabels.template == "/x")
+        #expect(m.phase == .responded)
     }
 
-    /// A stream answer moves to `streaming`, where MHD's later calls do nothing.
+    /// A stream answer is queued as a stream, then `streaming`, where MHD's later calls do nothing;
+    /// completion hands the stream back to be told.
     @Test func streamAnswerStaysStreaming() {
         var m = machine()
-        _ = m.headReceived(.acceptable)
-        _ = m.calledWithoutData()
-        guard case .send = m.handlerReturned(deferred: false) else { Issue.record("send"); return }
-        m.streamQueued()
-        #expect(m.state == .streaming)
+        guard case .continue = m.headReceived(.acceptable) else { Issue.record("head"); return }
+        guard case .dispatch = m.calledWithoutData() else { Issue.record("dispatch"); return }
+        let answer = HTTPResponse.stream(headers: [], maxPendingBytes: 64) { _ in }
+        guard case .stream = m.handlerAnswered(answer, labels) else { Issue.record("stream"); return }
+        let stream = EventStream(maxPendingBytes: 64, registry: nil, monitor: nil)
+        m.streamQueued(stream)
+        #expect(m.phase == .streaming)
         guard case .continue = m.calledWithoutData() else { Issue.record("call while streaming"); return }
-        #expect(m.state == .streaming)
+        #expect(m.phase == .streaming)
+        #expect(m.answeredRequestId == "r-1")
+        #expect(m.completed() === stream)
+    }
+
+    /// A machine that did not stream has nothing to tell at completion.
+    @Test func completionWithoutStreamTellsNothing() {
+        var m = machine()
+        guard case .continue = m.headReceived(.acceptable) else { Issue.record("head"); return }
+        #expect(m.completed() == nil)
     }
 
     /// Calls after the answer do nothing.
     @Test func callsAfterTheAnswerDoNothing() {
         var m = machine()
-        _ = m.headReceived(.malformed(detail: "x"))
+        guard case .reject(let problem, _) = m.headReceived(.malformed(detail: "x")) else { Issue.record("reject"); return }
+        guard case .send = m.rejectionLabeled(problem.response, labels) else { Issue.record("send"); return }
         guard case .continue = m.calledWithoutData() else { Issue.record("after"); return }
-        guard case .continue = m.bodyReceived(count: 3) else { Issue.record("body after"); return }
+        guard case .continue = bytes(3).withUnsafeBytes({ m.bodyReceived($0) }) else { Issue.record("body after"); return }
         guard case .continue = m.headReceived(.acceptable) else { Issue.record("head after"); return }
-        #expect(m.state == .responded)
+        guard case .continue = m.handlerAnswered(.empty(200), labels) else { Issue.record("answer after"); return }
+        guard case .continue = m.rejectionLabeled(problem.response, labels) else { Issue.record("second rejection"); return }
+        #expect(m.phase == .responded)
     }
 }
 

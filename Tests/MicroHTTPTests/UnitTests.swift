@@ -1,5 +1,6 @@
 import Foundation
 import JSONKit
+import TestSupport
 import Testing
 
 @testable import MicroHTTP
@@ -89,6 +90,9 @@ import Testing
 
     /// Query components: "+" is a space, escapes decode, malformed escapes stay literal.
     @Test func queryDecoding() {
+        func decodeQueryComponent(_ s: String) -> String {
+            Array(s.utf8).withUnsafeBufferPointer { MicroHTTP.decodeQueryComponent($0) }
+        }
         #expect(decodeQueryComponent("a+b%21") == "a b!")
         #expect(decodeQueryComponent("100%") == "100%")
         #expect(decodeQueryComponent("%zz") == "%zz")
@@ -209,39 +213,43 @@ import Testing
 }
 
 @Suite struct SocketFreeDispatchTests {
-    /// Router.respond routes like the server: parameters, 404, 405 + Allow, HEAD, problems, 500.
-    @Test func respondRoutesLikeTheServer() throws {
-        let router = makeTestRouter()
-        let ok = router.respond(.GET, "/v1/users/a%20b/containers/c/count")
+    /// The fake-connection driver runs the server's lifecycle: parameters, 404, 405 + Allow, HEAD,
+    /// problems, 500, query, headers, body, the client's request id.
+    @Test func fakeConnectionRoutesLikeTheServer() throws {
+        let driver = FakeConnectionDriver(router: makeTestRouter())
+        let ok = driver.respond(.GET, "/v1/users/a%20b/containers/c/count")
         #expect(ok.status == 200)
         #expect(try jsonObject(ok.body)["user"] as? String == "a b")
         #expect(ok.header("X-Request-Id") != nil)
-        #expect(router.respond(.GET, "/nope").status == 404)
-        let wrong = router.respond(.PUT, "/healthz")
+        #expect(driver.respond(.GET, "/nope").status == 404)
+        let wrong = driver.respond(.PUT, "/healthz")
         #expect(wrong.status == 405)
         #expect(wrong.header("Allow") == "GET, HEAD")
-        let head = router.respond(.HEAD, "/healthz")
+        let head = driver.respond(.HEAD, "/healthz")
         #expect(head.status == 200 && head.body.isEmpty)
-        #expect(router.respond(.GET, "/v1/boom").status == 500)
-        #expect(router.respond(.GET, "/v1/invalid").status == 422)
-        #expect(router.respond(.GET, "/v1/users/a%2Fb/profile").status == 400)
-        #expect(router.respond(.GET, "/v1/query?a=x+y%21&b&c=1&a=2").text == "a=x y!|b=|z=<nil>|names=a,b,c,a")
-        #expect(router.respond(.GET, "/v1/headers", headers: [("x-CUSTOM-thing", "h")]).text == "h|h")
-        #expect(router.respond(.POST, "/v1/echo", body: [1, 2, 3]).body == [1, 2, 3])
-        #expect(router.respond(.GET, "/healthz", headers: [("X-Request-Id", "given-1")]).header("X-Request-Id") == "given-1")
+        #expect(driver.respond(.GET, "/v1/boom").status == 500)
+        #expect(driver.respond(.GET, "/v1/invalid").status == 422)
+        #expect(driver.respond(.GET, "/v1/users/a%2Fb/profile").status == 400)
+        #expect(driver.respond(.GET, "/v1/query?a=x+y%21&b&c=1&a=2").text == "a=x y!|b=|z=<nil>|names=a,b,c,a")
+        #expect(driver.respond(.GET, "/v1/headers", headers: [("x-CUSTOM-thing", "h")]).text == "h|h")
+        #expect(driver.respond(.POST, "/v1/echo", body: [1, 2, 3]).body == [1, 2, 3])
+        #expect(driver.respond(.GET, "/healthz", headers: [("X-Request-Id", "given-1")]).header("X-Request-Id") == "given-1")
+        #expect(driver.respond(.GET, "/healthz", headers: [("X-Request-Id", "bad id")]).header("X-Request-Id") != "bad id")
     }
 
-    /// A detached HTTPRequest serves the given parameters, headers and query.
-    @Test func detachedRequest() {
-        let r = HTTPRequest(
-            method: .GET, path: "/v1/x/7", routeTemplate: "/v1/x/{id}", pathParameters: [("id", "7")],
-            headers: [("Authorization", "Bearer t")], query: [("limit", "5")])
-        #expect(r.pathParameter("id") == "7")
-        #expect(r.pathParameter("nope") == nil)
-        #expect(r.header("authorization") == "Bearer t")
-        #expect(r.query("limit") == "5")
-        #expect(r.query("LIMIT") == nil)
-        #expect(r.queryNames() == ["limit"])
+    /// The limits of the lifecycle hold over the fake connection too: an announced or sent body over
+    /// the cap is a 413, too many query arguments a 400, both before any handler runs.
+    @Test func fakeConnectionAppliesTheLifecycleLimits() {
+        var configuration = HTTPServerConfiguration()
+        configuration.maxBodyBytes = 8
+        configuration.maxQueryParameters = 2
+        let driver = FakeConnectionDriver(router: makeTestRouter(), configuration: configuration)
+        #expect(driver.respond(.POST, "/v1/echo", body: Array(repeating: 1, count: 9)).status == 413)
+        #expect(driver.respond(.POST, "/v1/echo", headers: [("Content-Length", "100")], body: [1]).status == 413)
+        let announced = driver.respond(.POST, "/v1/echo", headers: [("Content-Length", "100")], body: [1])
+        #expect(announced.header("Connection") == "close")
+        #expect(driver.respond(.GET, "/v1/query?a=1&b=2&c=3").status == 400)
+        #expect(driver.respond(.POST, "/v1/echo", body: Array(repeating: 1, count: 8)).status == 200)
     }
 }
 
