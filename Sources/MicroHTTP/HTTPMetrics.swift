@@ -1,4 +1,5 @@
 import Concurrency
+import Observability
 import Synchronization
 
 /// Request metrics for the Prometheus text format: requests by route template and status, a latency
@@ -48,61 +49,32 @@ public final class HTTPMetrics: Sendable {
     /// Serve with `Content-Type: text/plain; version=0.0.4; charset=utf-8`; append further families.
     public func renderPrometheus() -> String {
         let routes = slots.withLock { s in s.values.sorted { $0.route < $1.route } }
-        var out = ""
-        out.reserveCapacity(1024 + routes.count * 1024)
-        out += "# HELP http_requests_total HTTP requests answered, by route template and status.\n"
-        out += "# TYPE http_requests_total counter\n"
+        var out = PrometheusText(reservingCapacity: 1024 + routes.count * 1024)
+        out.family("http_requests_total", type: .counter, help: "HTTP requests answered, by route template and status.")
         for r in routes {
-            let label = escapeLabel(r.route)
             for status in 100...599 {
                 let n = r.count(status: status)
-                if n > 0 { out += "http_requests_total{route=\"\(label)\",status=\"\(status)\"} \(n)\n" }
+                if n > 0 { out.sample("http_requests_total", [("route", r.route), ("status", String(status))], n) }
             }
         }
-        out += "# HELP http_request_duration_seconds Time from the request headers to the queued response.\n"
-        out += "# TYPE http_request_duration_seconds histogram\n"
+        out.family(
+            "http_request_duration_seconds", type: .histogram, help: "Time from the request headers to the queued response.")
         for r in routes {
             let total = r.total
             if total == 0 { continue }
-            let label = escapeLabel(r.route)
             var cumulative = 0
             for (i, bound) in HTTPMetrics.bucketBoundsMicros.enumerated() {
                 cumulative += r.bucket(i)
-                out += "http_request_duration_seconds_bucket{route=\"\(label)\",le=\"\(seconds(bound))\"} \(cumulative)\n"
+                out.sample("http_request_duration_seconds_bucket", [("route", r.route), ("le", PrometheusText.seconds(bound))], cumulative)
             }
-            out += "http_request_duration_seconds_bucket{route=\"\(label)\",le=\"+Inf\"} \(total)\n"
-            out += "http_request_duration_seconds_sum{route=\"\(label)\"} \(seconds(r.sumMicros))\n"
-            out += "http_request_duration_seconds_count{route=\"\(label)\"} \(total)\n"
+            out.sample("http_request_duration_seconds_bucket", [("route", r.route), ("le", "+Inf")], total)
+            out.sample("http_request_duration_seconds_sum", [("route", r.route)], PrometheusText.seconds(r.sumMicros))
+            out.sample("http_request_duration_seconds_count", [("route", r.route)], total)
         }
-        out += "# HELP http_requests_in_flight HTTP requests being handled or sent.\n"
-        out += "# TYPE http_requests_in_flight gauge\n"
-        out += "http_requests_in_flight \(inFlight)\n"
-        return out
+        out.family("http_requests_in_flight", type: .gauge, help: "HTTP requests being handled or sent.")
+        out.sample("http_requests_in_flight", [], inFlight)
+        return out.text
     }
-}
-
-/// Microseconds as a decimal number of seconds without exponent ("0.0005", "2.5", "12.345678").
-func seconds(_ micros: Int) -> String {
-    let whole = micros / 1_000_000
-    var frac = micros % 1_000_000
-    if frac == 0 { return String(whole) }
-    var digits = 6
-    while frac % 10 == 0 { frac /= 10; digits -= 1 }
-    let f = String(frac)
-    return "\(whole)." + String(repeating: "0", count: digits - f.count) + f
-}
-
-private func escapeLabel(_ s: String) -> String {
-    var out = ""
-    for c in s.unicodeScalars {
-        switch c {
-        case "\\": out += "\\\\"
-        case "\"": out += "\\\""
-        case "\n": out += "\\n"
-        default: out.unicodeScalars.append(c)
-        }
-    }
-    return out
 }
 
 /// Counters for one route template.

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Testing) import Observability
 import Synchronization
 import TestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import JSONKit
+@_spi(Testing) import Observability
 import TestSupport
 import Testing
 
@@ -187,10 +188,10 @@ import Testing
 
     /// Seconds render without exponents.
     @Test func secondsFormatting() {
-        #expect(seconds(500) == "0.0005")
-        #expect(seconds(1_000_000) == "1")
-        #expect(seconds(2_500_000) == "2.5")
-        #expect(seconds(12_345_678) == "12.345678")
+        #expect(PrometheusText.seconds(500) == "0.0005")
+        #expect(PrometheusText.seconds(1_000_000) == "1")
+        #expect(PrometheusText.seconds(2_500_000) == "2.5")
+        #expect(PrometheusText.seconds(12_345_678) == "12.345678")
     }
 
     /// The histogram is cumulative and statuses are counted per route.

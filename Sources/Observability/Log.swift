@@ -1,4 +1,4 @@
-import JSONKit
+public import JSONKit
 import Synchronization
 
 #if canImport(Glibc)
@@ -38,7 +38,8 @@ public enum LogValue: Sendable, ExpressibleByStringLiteral, ExpressibleByStringI
     public init(floatLiteral value: Double) { self = .double(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 
-    func write(to out: inout JSONWriter) {
+    /// Appends the value as a JSON scalar.
+    public func write(to out: inout JSONWriter) {
         switch self {
         case .string(let s): out.string(s)
         case .int(let i): out.int(i)
@@ -83,7 +84,7 @@ public enum Log {
     }
 
     /// The first members of a line, inside its object: `"time":"…","level":"…","msg":…`.
-    static func begin(_ line: inout JSONWriter, level: LogLevel, msg: String) {
+    public static func begin(_ line: inout JSONWriter, level: LogLevel, msg: String) {
         line.key("time")
         line.verbatimString { appendTimestamp(&$0) }
         line.key("level")
@@ -92,7 +93,7 @@ public enum Log {
     }
 
     /// Writes a finished line (ending in "\n").
-    static func emit(_ line: [UInt8]) {
+    public static func emit(_ line: [UInt8]) {
         output.withLock { o in
             if o.capture != nil {
                 o.capture!.append(String(decoding: line.dropLast(), as: UTF8.self))
@@ -117,10 +118,10 @@ public enum Log {
     // MARK: - Testing hooks
 
     /// Starts collecting lines in memory instead of writing them (tests only).
-    static func startCapture() { output.withLock { if $0.capture == nil { $0.capture = [] } } }
+    @_spi(Testing) public static func startCapture() { output.withLock { if $0.capture == nil { $0.capture = [] } } }
 
     /// The lines captured so far.
-    static func captured() -> [String] { output.withLock { $0.capture ?? [] } }
+    @_spi(Testing) public static func captured() -> [String] { output.withLock { $0.capture ?? [] } }
 }
 
 private struct LogOutput {
