@@ -9,7 +9,7 @@ import PackageDescription
 // depends on it and it depends on none of them. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
 // and Synchronization.
-// PostgreSQL backend: SheetService → PostgresStore → {PostgresKit, SheetStore, Concurrency}; PostgresKit → CLibPQ.
+// PostgreSQL backend: SheetService → PostgresStore → {PostgresKit, SheetStore, Concurrency}; PostgresKit → {CLibPQ, Concurrency}.
 let package = Package(
     name: "sheetd",
     // For the SheetdClient library on Apple platforms (URLSession's async API); the server builds on Linux.
@@ -40,7 +40,7 @@ let package = Package(
             dependencies: ["SQLiteKit", "SheetPolicy", "Crypto", "Concurrency"],
             plugins: ["EmbedMigrations"]
         ),
-        .target(name: "PostgresKit", dependencies: ["CLibPQ"]),
+        .target(name: "PostgresKit", dependencies: ["CLibPQ", "Concurrency"]),
         .target(
             name: "PostgresStore",
             dependencies: ["PostgresKit", "SheetStore", "SheetPolicy", "Crypto", "Concurrency"],

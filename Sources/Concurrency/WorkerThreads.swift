@@ -39,43 +39,23 @@ public final class WorkerThreads: Sendable {
     public func shutDown() { state.shutDown() }
 }
 
-/// The queue the worker threads share: a pthread mutex and condition variable around an array.
-final class WorkerQueue: @unchecked Sendable {
-    // Invariant: `jobs`, `head` and `stopped` are only touched with `mutex` held.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let ready = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var jobs: [(@Sendable () -> Void)?] = []
-    private var head = 0
-    private var stopped = false
-
-    init() {
-        mutex.initialize(to: pthread_mutex_t())
-        ready.initialize(to: pthread_cond_t())
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(ready, nil)
+/// The queue the worker threads share.
+final class WorkerQueue: Sendable {
+    private struct State {
+        var jobs: [(@Sendable () -> Void)?] = []
+        var head = 0
+        var stopped = false
     }
-
-    deinit {
-        pthread_cond_destroy(ready)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        ready.deallocate()
-    }
+    private let state = ConditionLock(State())
 
     func push(_ job: @escaping @Sendable () -> Void) {
-        pthread_mutex_lock(mutex)
-        if !stopped {
-            jobs.append(job)
-            pthread_cond_signal(ready)
+        state.withLock(wake: .one) { s in
+            if !s.stopped { s.jobs.append(job) }
         }
-        pthread_mutex_unlock(mutex)
     }
 
     func shutDown() {
-        pthread_mutex_lock(mutex)
-        stopped = true
-        pthread_cond_broadcast(ready)
-        pthread_mutex_unlock(mutex)
+        state.withLock(wake: .all) { $0.stopped = true }
     }
 
     /// A worker thread's loop: until shut down and drained.
@@ -84,21 +64,19 @@ final class WorkerQueue: @unchecked Sendable {
     }
 
     private func next() -> (@Sendable () -> Void)? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while head == jobs.count {
-            if stopped { return nil }
-            pthread_cond_wait(ready, mutex)
+        let job = state.wait(until: { $0.head < $0.jobs.count || $0.stopped }) { s -> (@Sendable () -> Void)? in
+            guard s.head < s.jobs.count else { return nil }  // stopped and drained
+            let job = s.jobs[s.head]
+            s.jobs[s.head] = nil
+            s.head += 1
+            // Compact once the consumed prefix dominates, so the array does not grow for ever.
+            if s.head > 64 && s.head * 2 > s.jobs.count {
+                s.jobs.removeFirst(s.head)
+                s.head = 0
+            }
+            return job
         }
-        let job = jobs[head]
-        jobs[head] = nil
-        head += 1
-        // Compact once the consumed prefix dominates, so the array does not grow for ever.
-        if head > 64 && head * 2 > jobs.count {
-            jobs.removeFirst(head)
-            head = 0
-        }
-        return job
+        return job ?? nil
     }
 }
 

@@ -1,20 +1,16 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Concurrency
 
 /// At most `capacity` connections to one database, made on demand and handed to one thread at a
 /// time. A connection that broke, or was left inside a transaction, is closed instead of returned:
 /// the next caller connects again, which is how the pool recovers once the database is back.
-public final class PostgresPool: @unchecked Sendable {
-    // Invariant: `idle`, `open` and `closed` are only touched with `mutex` held; a connection taken
-    // from `idle` belongs to the calling thread until it is handed back.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let available = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var idle: [PostgresConnection] = []
-    private var open = 0
-    private var closed = false
+public final class PostgresPool: Sendable {
+    private struct State {
+        var idle: [PostgresConnection] = []
+        var open = 0
+        var closed = false
+    }
+    /// A connection taken from `idle` belongs to the calling thread until it is handed back.
+    private let state = ConditionLock(State())
     public let capacity: Int
     private let url: String
     /// How long a caller waits for a busy pool before failing.
@@ -24,24 +20,14 @@ public final class PostgresPool: @unchecked Sendable {
         self.url = url
         self.capacity = max(1, capacity)
         self.waitSeconds = waitSeconds
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(available, nil)
     }
 
     deinit {
         close()
-        pthread_cond_destroy(available)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        available.deallocate()
     }
 
     /// Connections open right now (idle or in use).
-    public var openConnections: Int {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return open
-    }
+    public var openConnections: Int { state.withLock { $0.open } }
 
     /// Runs `body` with a connection of the pool.
     ///
@@ -61,48 +47,45 @@ public final class PostgresPool: @unchecked Sendable {
 
     /// Closes the idle connections and refuses new work; connections in use close when handed back.
     public func close() {
-        pthread_mutex_lock(mutex)
-        closed = true
-        let connections = idle
-        idle = []
-        open -= connections.count
-        pthread_cond_broadcast(available)
-        pthread_mutex_unlock(mutex)
+        let connections = state.withLock(wake: .all) { s in
+            s.closed = true
+            defer { s.idle = [] }
+            s.open -= s.idle.count
+            return s.idle
+        }
         for connection in connections { connection.close() }
     }
 
+    /// What a caller found when the pool had something for it.
+    private enum Turn {
+        case closed
+        case idle(PostgresConnection)
+        /// A slot is reserved: connect outside the lock.
+        case connect
+    }
+
     private func checkOut() throws(PostgresError) -> PostgresConnection {
-        pthread_mutex_lock(mutex)
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        deadline.tv_sec += waitSeconds
-        while true {
-            if closed {
-                pthread_mutex_unlock(mutex)
-                throw PostgresError(sqlstate: "", message: "the connection pool is closed", connectionLost: true)
-            }
-            if let connection = idle.popLast() {
-                pthread_mutex_unlock(mutex)
-                return connection
-            }
-            if open < capacity {
-                open += 1
-                pthread_mutex_unlock(mutex)
-                do {
-                    return try PostgresConnection(url: url)
-                } catch {
-                    pthread_mutex_lock(mutex)
-                    open -= 1
-                    pthread_cond_signal(available)
-                    pthread_mutex_unlock(mutex)
-                    throw error
-                }
-            }
-            if pthread_cond_timedwait(available, mutex, &deadline) == ETIMEDOUT {
-                pthread_mutex_unlock(mutex)
-                throw PostgresError(
-                    sqlstate: "", message: "all \(capacity) database connections stayed busy for \(waitSeconds) s",
-                    connectionLost: true)
+        let turn = state.wait(until: { $0.closed || !$0.idle.isEmpty || $0.open < capacity }, timeout: .seconds(waitSeconds)) {
+            s -> Turn in
+            if s.closed { return .closed }
+            if let connection = s.idle.popLast() { return .idle(connection) }
+            s.open += 1
+            return .connect
+        }
+        switch turn {
+        case .none:
+            throw PostgresError(
+                sqlstate: "", message: "all \(capacity) database connections stayed busy for \(waitSeconds) s", connectionLost: true)
+        case .closed:
+            throw PostgresError(sqlstate: "", message: "the connection pool is closed", connectionLost: true)
+        case .idle(let connection):
+            return connection
+        case .connect:
+            do {
+                return try PostgresConnection(url: url)
+            } catch {
+                state.withLock(wake: .one) { $0.open -= 1 }
+                throw error
             }
         }
     }
@@ -110,11 +93,11 @@ public final class PostgresPool: @unchecked Sendable {
     private func checkIn(_ connection: PostgresConnection) {
         connection.rollbackIfNeeded()
         let keep = connection.isHealthy
-        pthread_mutex_lock(mutex)
-        let discard = !keep || closed
-        if discard { open -= 1 } else { idle.append(connection) }
-        pthread_cond_signal(available)
-        pthread_mutex_unlock(mutex)
+        let discard = state.withLock(wake: .one) { s in
+            let discard = !keep || s.closed
+            if discard { s.open -= 1 } else { s.idle.append(connection) }
+            return discard
+        }
         if discard { connection.close() }
     }
 }

@@ -93,13 +93,6 @@ func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     group.wait()
 }
 
-final class ConcurrentCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func add() { lock.lock(); count += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
-}
-
 let sampleState = UserState(
     containers: [
         ContainerKey(containerId: "accounts", filter: ""): ContainerCount(count: 3, seq: 7),

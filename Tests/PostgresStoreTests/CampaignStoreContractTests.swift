@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SheetPolicy
 import SheetStore
+import TestSupport
 import Testing
 
 /// The campaign half of the store contract (issue 15): campaign facts and segments in the user's

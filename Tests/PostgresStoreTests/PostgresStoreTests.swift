@@ -4,6 +4,7 @@ import PostgresKit
 import SheetPolicy
 import SheetStore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import PostgresStore

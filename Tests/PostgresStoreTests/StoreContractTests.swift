@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SheetPolicy
 import SheetStore
+import TestSupport
 import Testing
 
 /// The SheetStore protocol's promises, checked on every backend with the same test bodies.

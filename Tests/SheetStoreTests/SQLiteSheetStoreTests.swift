@@ -624,13 +624,6 @@ final class Observer: @unchecked Sendable {  // invariant: db only touched under
     }
 }
 
-final class ConcurrentCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func add() { lock.lock(); count += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
-}
-
 @Suite struct CatalogTests {
     /// Sheets are created, replaced, listed by id and deleted.
     @Test func catalogCRUD() throws {
