@@ -4,7 +4,7 @@ import PackageDescription
 // Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
 // SheetWire (the API's wire format of policy values) → {SheetPolicy, JSONKit};
 // SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite;
-// MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses) → {CMicroHTTPD, Concurrency, JSONKit, Observability};
+// MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses, gzip) → {CMicroHTTPD, CZlib, Concurrency, JSONKit, Observability};
 // Observability (the JSON-lines logger, the Prometheus text format, the monotonic clock) → JSONKit; Crypto → CCrypto. SheetdClient (the typed Swift client for apps) → Foundation only: no server module
 // depends on it and it depends on none of them. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
@@ -26,11 +26,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         .target(name: "Concurrency"),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
         .target(name: "Observability", dependencies: ["JSONKit"]),
-        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Concurrency", "JSONKit", "Observability"]),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "CZlib", "Concurrency", "JSONKit", "Observability"]),
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
         .target(name: "SheetPolicy"),
         .target(name: "JSONKit"),
@@ -69,7 +70,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["MicroHTTP", "Concurrency"], path: "Tests/TestSupport"),
         .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
-        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "JSONKit", "Observability", "TestSupport"]),
+        .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Concurrency", "JSONKit", "Observability", "TestSupport"]),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "TestSupport"]),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "TestSupport"]),
         .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy", "SheetWire", "JSONKit", "TestSupport"], resources: [.copy("Golden")]),

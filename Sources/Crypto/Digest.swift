@@ -5,7 +5,7 @@ public enum SHA256 {
     /// The 32-byte SHA-256 digest of `bytes`.
     public static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
         // Contiguous input (arrays, slices, native strings' UTF-8) is hashed in place: copying a
-        // generic collection byte by byte cost more than the digest itself for ~2 KB bodies.
+        // generic collection byte by byte can cost more than the digest itself.
         if let digest = bytes.withContiguousStorageIfAvailable({ hash(buffer: $0) }) { return digest }
         return Array(bytes).withUnsafeBufferPointer { hash(buffer: $0) }
     }

@@ -79,7 +79,12 @@ extension ServerCore {
                 action = request.machine.promiseChecked(settled)
             case .checkSettled(let promise):
                 action = request.machine.promiseChecked(promise.settledResponse())
-            case .send(let response, let labels):
+            case .send(var response, let labels):
+                if case .gzipIfAccepted = response.compression {
+                    var accepts = false
+                    connection.withHeader("Accept-Encoding") { accepts = ContentCoding.acceptsGzip($0) }
+                    response = ContentCoding.negotiate(response, acceptsGzip: accepts, minimumBytes: gzipMinimumBytes)
+                }
                 let body: SentBody
                 switch response.content {
                 case .bytes(let bytes): body = .bytes(bytes)

@@ -15,10 +15,20 @@ public struct HTTPResponse: Sendable {
         case stream(maxPendingBytes: Int, start: @Sendable (EventStream) -> Void)
     }
 
+    /// Whether the server may encode the body for the client (see `ContentCoding`).
+    public enum Compression: Sendable {
+        case none
+        /// gzip when the request's `Accept-Encoding` takes it and the body is large enough; the
+        /// response then varies by `Accept-Encoding`.
+        case gzipIfAccepted
+    }
+
     public var status: Int
     /// Response headers in order; the helpers put `Content-Type` here.
     public var headers: [(String, String)]
     var content: Content
+    /// `.none` unless the handler allows it.
+    public var compression: Compression = .none
 
     /// The complete body.
     public var body: [UInt8] {

@@ -25,23 +25,25 @@ public struct HTTPServerConfiguration: Sendable {
     /// per field), the read buffer, and the answer's header section. A head that leaves less than
     /// `ServerCore.answerReserve` of it is a 431 (sheetd's); one larger than the pool, MHD's 414/431.
     /// MHD zeroes it per request, so smaller is cheaper; and every open connection holds it, a decision
-    /// stream for as long as it lasts: 10 KiB keeps 10 000 streams under 150 MiB (about 13 KiB each
-    /// with 16 KiB, of which MHD touches about 12: it zeroes half the pool when it starts answering).
+    /// stream for as long as it lasts, so it sets the memory of many open streams (BENCHMARKS.md).
     public var headerMemoryLimit: Int = 10240
     /// Query parameters a request may have; more is a 400 naming the limit (the decision route knows
     /// 8). sheetd parses the query from its own copy; MHD stores none of it.
     public var maxQueryParameters: Int = 16
     /// One JSON line per request on stdout (turn off for benchmarks).
     public var accessLog: Bool = true
+    /// Bodies of responses that allow compression are gzip-encoded from this size on, for clients
+    /// that accept it (`HTTPResponse.compression`).
+    public var gzipMinimumBytes: Int = 1024
 
     public init() {}
 
     /// At least 8 workers even on fewer cores: a worker resumes a suspended connection (a decision
     /// stream's next event, a deferred answer) by walking the list of every connection suspended on
-    /// it (libmicrohttpd 0.9.75, `resume_suspended_connections`), about 0.2 µs each from cache misses;
-    /// with 10 000 streams on 2 workers that walk was most of a pushed event's latency (p50 1.6 ms)
-    /// and of the server's CPU per event. With 8 the lists are a quarter as long, and CPU per request
-    /// stays the same (idle workers cost nothing). PostgreSQL wants 8 too (a worker blocks for a query).
+    /// it (libmicrohttpd 0.9.75, `resume_suspended_connections`); with thousands of streams on few
+    /// workers that walk dominates a pushed event's latency and the server's CPU per event
+    /// (BENCHMARKS.md). With 8 the lists are shorter, and CPU per request stays the same (idle workers
+    /// cost nothing). PostgreSQL wants 8 too (a worker blocks for a query).
     static var defaultThreads: Int {
         let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
         return max(8, n > 0 ? n : 1)

@@ -18,6 +18,7 @@ import Musl
     /// MHD's per-connection memory pool (`headerMemoryLimit`).
     let headerMemory: Int
     let accessLog: Bool
+    let gzipMinimumBytes: Int
     let draining: Atomic<Bool>
     /// Requests of this server between the first access-handler call and NOTIFY_COMPLETED.
     let inFlight = Atomic<Int>(0)
@@ -47,6 +48,7 @@ import Musl
         self.maxQueryArguments = configuration.maxQueryParameters
         self.headerMemory = configuration.headerMemoryLimit
         self.accessLog = configuration.accessLog
+        self.gzipMinimumBytes = configuration.gzipMinimumBytes
         self.draining = Atomic(draining)
     }
 

@@ -71,7 +71,7 @@ extension HeldSheet: JSONWritable {
 }
 
 extension Presentation: JSONWritable {
-    /// Writes the members in the order issue 3 lists them, then the platform block (`ios` or `android`).
+    /// Writes the members in the documented order (openapi.yaml), then the platform block (`ios` or `android`).
     public func writeJSON(into writer: inout JSONWriter) {
         var out = JSONBuffer(capacity: 1600)
         write(to: &out)

@@ -1,3 +1,4 @@
+import Concurrency
 import Foundation
 import TestSupport
 import Testing
@@ -32,7 +33,7 @@ func makeDeferredRouter(parked: Parked) -> Router {
         let body = req.body
         let delay = Int(req.query("ms") ?? "20") ?? 20
         return .deferred { promise in
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
+            TimerThread.shared.schedule(after: .milliseconds(delay)) {
                 promise.succeed(HTTPResponse(status: 201, headers: [("Content-Type", "application/octet-stream")], body: body))
             }
         }

@@ -10,7 +10,7 @@ public enum DecisionReason: String, Sendable, CaseIterable {
     case noCards = "no-cards"
     /// Nothing in the catalog belongs to this screen (and tab).
     case noSheetForScreen = "no-sheet-for-screen"
-    // Campaign rules (issue 15): why a card sheet with cards is held back. When several hold one
+    // Campaign rules: why a card sheet with cards is held back. When several hold one
     // sheet, its reason is the first of these, in this order.
     /// Before `schedule.start` or at or after `schedule.end`.
     case outsideSchedule = "outside-schedule"

@@ -109,7 +109,7 @@ public struct Audience: Sendable, Equatable {
     }
 }
 
-/// The campaign members of a card sheet's definition (issue 15); every member `nil` is "no rule".
+/// The campaign members of a card sheet's definition; every member `nil` is "no rule".
 public struct CampaignRules: Sendable, Equatable {
     public var schedule: Schedule?
     public var cooldownSeconds: Int?

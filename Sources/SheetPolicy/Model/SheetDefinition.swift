@@ -61,7 +61,7 @@ public struct SheetDefinition: Sendable, Equatable {
     public var tapScrimToDismiss: Bool?
     public var expandsOnScrollToEdge: Bool?
     public var cornerRadius: Double?
-    /// Card sheets: schedule, cooldown, frequency cap and audience (issue 15); `.none` by default.
+    /// Card sheets: schedule, cooldown, frequency cap and audience; `.none` by default.
     public var campaign: CampaignRules
 
     public init(

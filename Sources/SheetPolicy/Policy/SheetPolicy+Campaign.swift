@@ -1,4 +1,4 @@
-/// The campaign rules of issue 15: schedule, audience, cooldown, frequency cap, global cap and
+/// The campaign rules: schedule, audience, cooldown, frequency cap, global cap and
 /// minimum interval. They hold back card sheets (never the user's stack); `now` is an input.
 extension SheetPolicy {
     /// Facts about all of the user's card-sheet impressions, for the global settings (computed once per

@@ -11,7 +11,7 @@ public enum SheetPolicy {
         let stackShown = stackRoot?.isOwned(by: context) == true
 
         // Rules 1 and 2: the card sheets of this screen, and which of them may present; then the
-        // campaign rules (issue 15) for those with cards, unless they are part of the stack shown.
+        // campaign rules for those with cards, unless they are part of the stack shown.
         let cardSheets = catalog.cardSheets(ownedBy: context)
         let settingsOn = !catalog.settings.isOff
         var eligible: [SheetDefinition] = []

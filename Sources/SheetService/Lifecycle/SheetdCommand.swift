@@ -131,10 +131,11 @@ public enum SheetdCommand {
             Options (each also read from its environment variable; a flag wins):
 
             """
+        // Columns as wide as their longest entry plus two spaces, so every row lines up.
+        let flagWidth = (Configuration.options.map { $0.flag.count }.max() ?? 0) + 2
+        let variableWidth = (Configuration.options.map { $0.variable.count }.max() ?? 0) + 2
         for o in Configuration.options {
-            text +=
-                "  " + o.flag.padded(to: 20)
-                + o.variable.padded(to: 26) + o.meaning + "\n"
+            text += "  " + o.flag.padded(to: flagWidth) + o.variable.padded(to: variableWidth) + o.meaning + "\n"
         }
         return text
     }

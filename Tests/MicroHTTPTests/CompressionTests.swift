@@ -1,0 +1,110 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import MicroHTTP
+
+/// gzip negotiation and encoding of responses that allow it.
+@Suite struct CompressionTests {
+    func accepts(_ header: String?) -> Bool {
+        guard var header else { return ContentCoding.acceptsGzip(nil) }
+        return header.withUTF8 { ContentCoding.acceptsGzip($0.span) }
+    }
+
+    /// `Accept-Encoding` takes gzip by name or through `*`, unless its weight is 0.
+    @Test func acceptEncodingNegotiation() {
+        #expect(accepts("gzip"))
+        #expect(accepts("br, GZIP;q=0.5"))
+        #expect(accepts("x-gzip"))
+        #expect(accepts("*"))
+        #expect(accepts("deflate , gzip ; q=1.0"))
+        #expect(!accepts(nil))
+        #expect(!accepts(""))
+        #expect(!accepts("br, deflate"))
+        #expect(!accepts("gzip;q=0"))
+        #expect(!accepts("*, gzip;q=0"))
+        #expect(!accepts("identity"))
+    }
+
+    /// A response that allows it is encoded above the minimum size, with Vary, Content-Encoding and
+    /// a weak ETag; below the size, or for a client without gzip, it is sent as is (Vary still set
+    /// above the size); a response that does not allow it is never touched.
+    @Test func negotiationDecidesTheEncoding() throws {
+        let body = Array(String(repeating: #"{"sheet":"offer-cards","trace":[]}"#, count: 60).utf8)
+        var allowed = HTTPResponse.json(200, body, headers: [("ETag", "\"abc\"")])
+        allowed.compression = .gzipIfAccepted
+
+        let encoded = ContentCoding.negotiate(allowed, acceptsGzip: true, minimumBytes: 1024)
+        #expect(encoded.header("Content-Encoding") == "gzip")
+        #expect(encoded.header("Vary") == "Accept-Encoding")
+        #expect(encoded.header("ETag") == "W/\"abc\"")
+        #expect(encoded.body.count < body.count)
+        #expect(try gunzip(encoded.body) == body)
+
+        let plain = ContentCoding.negotiate(allowed, acceptsGzip: false, minimumBytes: 1024)
+        #expect(plain.header("Content-Encoding") == nil)
+        #expect(plain.header("Vary") == "Accept-Encoding")
+        #expect(plain.header("ETag") == "\"abc\"")
+        #expect(plain.body == body)
+
+        let small = ContentCoding.negotiate(allowed, acceptsGzip: true, minimumBytes: body.count + 1)
+        #expect(small.header("Content-Encoding") == nil && small.header("Vary") == nil && small.body == body)
+
+        let untouched = ContentCoding.negotiate(.json(200, body), acceptsGzip: true, minimumBytes: 1)
+        #expect(untouched.header("Content-Encoding") == nil && untouched.body == body)
+
+        var notModified = HTTPResponse.notModified(headers: [("ETag", "\"abc\"")], representation: body)
+        notModified.compression = .gzipIfAccepted
+        let revalidated = ContentCoding.negotiate(notModified, acceptsGzip: true, minimumBytes: 1024)
+        #expect(revalidated.header("ETag") == "W/\"abc\"")
+        #expect(revalidated.header("Vary") == "Accept-Encoding")
+    }
+
+    /// Over a real connection: a client sending `Accept-Encoding: gzip` gets the gzip body, which
+    /// decodes to the body a client without it gets.
+    @Test func liveServerSendsGzipToClientsThatAcceptIt() throws {
+        let body = Array(String(repeating: "sheetd decides which bottom sheet to show. ", count: 100).utf8)
+        let router = Router()
+        router.add(.GET, "/v1/big-json") { _ in
+            var response = HTTPResponse.json(200, body)
+            response.compression = .gzipIfAccepted
+            return response
+        }
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        let server = HTTPServer(configuration: configuration, router: router, metrics: HTTPMetrics())
+        try server.start()
+        defer { server.stop(drainTimeout: .seconds(1)) }
+
+        let c = try RawConnection(port: server.port)
+        let gz = try c.request("GET", "/v1/big-json", headers: [("Accept-Encoding", "gzip")])
+        #expect(gz.status == 200)
+        #expect(gz.header("Content-Encoding") == "gzip")
+        #expect(gz.header("Vary") == "Accept-Encoding")
+        #expect(gz.body.count < body.count)
+        #expect(try gunzip(gz.body) == body)
+        let identity = try c.request("GET", "/v1/big-json")
+        #expect(identity.header("Content-Encoding") == nil)
+        #expect(identity.body == body)
+    }
+}
+
+/// Decodes gzip with the system's `gzip -dc`: an independent decoder, none in the server.
+func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+    process.arguments = ["-dc"]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    input.fileHandleForWriting.write(Data(bytes))
+    try input.fileHandleForWriting.close()
+    let decoded = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw ClientError(description: "gzip -dc failed") }
+    return Array(decoded)
+}
