@@ -39,6 +39,8 @@ public final class SheetService: Sendable {
     let eventRate: EventRateLimiter
     /// Serializes catalog writes so the store and the snapshot change in the same order.
     let catalogWrites = Mutex(())
+    /// The catalog's entity tag, for `ETag` and `If-Match` (computed once per catalog version).
+    let catalogTag = CatalogTag()
     /// Wakes the streams and long-polls whose decision a write or a catalog change may have changed.
     let feed = ChangeFeed()
     let streams: DecisionStreams

@@ -32,7 +32,9 @@ extension SheetService {
             }
         }
         if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
-        let sheets = catalog.sortedByID
+        _ = catalog  // on a shared database: another replica's changes first
+        let (current, version) = catalogSnapshot.currentWithVersion
+        let sheets = current.sortedByID
         // Ids are sorted in byte order: the page starts at the first id above `after` (binary search).
         var start = 0
         if let after {
@@ -48,7 +50,8 @@ extension SheetService {
             o.arrayMember("sheets") { items in for sheet in sheets[start..<end] { sheet.write(to: &items, withWarnings: true) } }
             o.member("next", end < sheets.count && end > start ? sheets[end - 1].id : nil)
         }
-        return .json(200, w.bytes)
+        // The whole catalog's tag on every page: what `If-Match` on a catalog write compares with.
+        return .json(200, w.bytes, headers: [("ETag", catalogTag.tag(of: current, version: version))])
     }
 
     /// Sheets per page of `GET /v1/sheets` when `limit` is not given, and the most a page may ask for.
@@ -68,28 +71,33 @@ extension SheetService {
         let definition = try SheetDefinition.parse(try jsonBody(request), pathId: id).checkedAgainstDesignRules()
         let json = definition.canonicalJSON
         _ = catalog  // on a shared database: another replica's changes first (it takes `catalogWrites` itself)
-        let created = try catalogWrites.withLock { _ throws(Problem) -> Bool in
+        let (created, tag) = try catalogWrites.withLock { _ throws(Problem) -> (Bool, String) in
+            try checkIfMatch(request)
             if let violation = catalogLimits.violation(upserting: [definition], into: catalogSnapshot.current) { throw violation.problem }
             let created = try storage { () throws(StoreError) in
                 try store.putSheet(StoredSheet(id: id, json: String(decoding: json, as: UTF8.self)))
             }
             catalogSnapshot.withLock { $0.upsert(definition) }
-            return created
+            return (created, currentCatalogTag)
         }
         feed.catalogChanged()
-        return .json(created ? 201 : 200, definition.responseJSON, headers: created ? [("Location", "/v1/sheets/\(id)")] : [])
+        // `ETag` is the catalog's new tag, for the next conditional write.
+        let headers = [("ETag", tag)] + (created ? [("Location", "/v1/sheets/\(id)")] : [])
+        return .json(created ? 201 : 200, definition.responseJSON, headers: headers)
     }
 
     func deleteSheet(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try requireAdmin(request, "only the admin token may change the catalog")
         let id = try pathIdentifier(request, "sheetId")
-        let existed = try catalogWrites.withLock { _ throws(Problem) -> Bool in
+        _ = catalog  // on a shared database: another replica's changes first (it takes `catalogWrites` itself)
+        let (existed, tag) = try catalogWrites.withLock { _ throws(Problem) -> (Bool, String) in
+            try checkIfMatch(request)
             let existed = try storage { () throws(StoreError) in try store.deleteSheet(id: id) }
             catalogSnapshot.withLock { $0.remove(id: id) }
-            return existed
+            return (existed, currentCatalogTag)
         }
         if existed { feed.catalogChanged() }
         guard existed else { throw Problems.notFound("no sheet '\(id)' in the catalog") }
-        return .empty(204)
+        return .empty(204, headers: [("ETag", tag)])
     }
 }
