@@ -96,7 +96,7 @@ extension ServerCore {
                 guard case .stream(let maxPendingBytes, let start) = response.content else {
                     preconditionFailure("the state machine streams streaming responses only")
                 }
-                let stream = EventStream(maxPendingBytes: maxPendingBytes, registry: streams, monitor: peerMonitor)
+                let stream = EventStream(maxPendingBytes: maxPendingBytes, registry: streams, monitor: peerMonitor, budget: streamBudget)
                 if !streams.add(stream) { stream.end() }  // the server is stopping: the body ends at once
                 let queued = send(connection, response.status, response.headers, .stream(stream), labels, request: request, method: method)
                 guard queued else {

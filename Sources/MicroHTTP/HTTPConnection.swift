@@ -17,6 +17,8 @@ import Musl
     func headMemoryUsed() -> Int
     /// Why the header section's framing is refused (a 400 that closes the connection), or nil.
     func framingProblem(method: UnsafePointer<CChar>, version: UnsafePointer<CChar>?) -> String?
+    /// The connection's socket, for watching a parked request's peer; -1 when there is none.
+    var socket: Int32 { get }
     /// Parks the connection until `resume` (called by the promise that will carry the answer, under
     /// its lock, so a resume never precedes its suspend).
     func suspend()
@@ -78,6 +80,8 @@ struct MHDConnection: HTTPConnection, @unchecked Sendable {
     func framingProblem(method: UnsafePointer<CChar>, version: UnsafePointer<CChar>?) -> String? {
         HeaderSection.framingProblem(pointer, method: method, version: version)
     }
+
+    var socket: Int32 { cmhd_connection_fd(pointer) }
 
     func suspend() { MHD_suspend_connection(pointer) }
 

@@ -35,6 +35,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// Bodies of responses that allow compression are gzip-encoded from this size on, for clients
     /// that accept it (`HTTPResponse.compression`).
     public var gzipMinimumBytes: Int = 1024
+    /// Bytes all event streams together may hold for readers that have not taken them yet; a stream
+    /// whose next event would go over is cut (its client reconnects with `Last-Event-ID`).
+    public var streamBufferBudgetBytes: Int = HTTPServerConfiguration.defaultStreamBufferBudgetBytes
+    public static let defaultStreamBufferBudgetBytes = 64 * 1024 * 1024
 
     public init() {}
 

@@ -99,6 +99,7 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
     public static let forbidden = ProblemType(slug: "forbidden", status: 403, title: "Forbidden")
     public static let notFound = ProblemType(slug: "not-found", status: 404, title: "Not Found")
     public static let methodNotAllowed = ProblemType(slug: "method-not-allowed", status: 405, title: "Method Not Allowed")
+    public static let preconditionFailed = ProblemType(slug: "precondition-failed", status: 412, title: "Precondition Failed")
     public static let payloadTooLarge = ProblemType(slug: "payload-too-large", status: 413, title: "Payload Too Large")
     public static let unsupportedMediaType = ProblemType(slug: "unsupported-media-type", status: 415, title: "Unsupported Media Type")
     public static let headerTooLarge = ProblemType(
@@ -110,7 +111,7 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
 
     /// Every type the server raises.
     public static let all: [ProblemType] = [
-        .badRequest, .invalidParams, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .payloadTooLarge,
+        .badRequest, .invalidParams, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .preconditionFailed, .payloadTooLarge,
         .unsupportedMediaType, .headerTooLarge, .limitExceeded, .tooManyRequests, .internalError, .unavailable,
     ]
 }

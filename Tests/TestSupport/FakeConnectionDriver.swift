@@ -111,6 +111,8 @@ final class FakeConnection: HTTPConnection {
         value.withUTF8 { body($0.span) }
     }
 
+    var socket: Int32 { -1 }
+
     func headMemoryUsed() -> Int { 0 }
 
     func framingProblem(method: UnsafePointer<CChar>, version: UnsafePointer<CChar>?) -> String? { nil }

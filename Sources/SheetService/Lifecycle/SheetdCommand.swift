@@ -34,6 +34,9 @@ public enum SheetdCommand {
                 return migrate(configuration, statusOnly: status)
             case "token":
                 return try token(arguments: arguments, environment: environment)
+            case "catalog":
+                guard arguments.first == "check" else { throw ConfigurationError("usage: sheetd catalog check FILE [--json]") }
+                return try CatalogCheck.run(arguments: Array(arguments.dropFirst()), environment: environment)
             case "healthcheck":
                 let configuration = try Configuration.parse(arguments: arguments, environment: environment)
                 let host = configuration.http.host == "0.0.0.0" ? "127.0.0.1" : configuration.http.host
@@ -125,6 +128,7 @@ public enum SheetdCommand {
               sheetd [serve] [options]            serve the API (default)
               sheetd migrate [--status] [options] apply pending migrations, or list them
               sheetd token --user ID [--ttl S]    print a user token signed with the configured secret
+              sheetd catalog check FILE [--json]  validate a catalog file offline (exit 1 on errors)
               sheetd healthcheck [options]        exit 0 when /readyz answers 200 (container health check)
               sheetd --help | --version
 

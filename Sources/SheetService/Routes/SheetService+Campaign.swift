@@ -85,7 +85,9 @@ extension SheetService {
     /// `GET /v1/settings`: any valid token.
     func getSettings(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         _ = try authenticate(request)
-        return .json(200, Self.settingsJSON(catalog.settings))
+        _ = catalog  // on a shared database: another replica's changes first
+        let (current, version) = catalogSnapshot.currentWithVersion
+        return .json(200, Self.settingsJSON(current.settings), headers: [("ETag", catalogTag.tag(of: current, version: version))])
     }
 
     /// `PUT /v1/settings`: admin only. Stored, then put into the catalog snapshot (bumping its version,
@@ -93,12 +95,15 @@ extension SheetService {
     func putSettings(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try requireAdmin(request, "only the admin token may change the settings")
         let settings = try SettingsBody(try jsonBody(request)).settings
-        try catalogWrites.withLock { _ throws(Problem) in
+        _ = catalog  // on a shared database: another replica's changes first (it takes `catalogWrites` itself)
+        let tag = try catalogWrites.withLock { _ throws(Problem) -> String in
+            try checkIfMatch(request)
             try storage { () throws(StoreError) in try store.putSettings(settings) }
             catalogSnapshot.withLock { $0.settings = settings }
+            return currentCatalogTag
         }
         feed.catalogChanged()
-        return .json(200, Self.settingsJSON(settings))
+        return .json(200, Self.settingsJSON(settings), headers: [("ETag", tag)])
     }
 
     static func settingsJSON(_ settings: CampaignSettings) -> [UInt8] {
