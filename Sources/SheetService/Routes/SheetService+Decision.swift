@@ -135,17 +135,12 @@ extension SheetService {
         // One header array (not `.json(headers:)`, which concatenates two): this is the hottest route.
         var headers = [("Content-Type", "application/json"), ("ETag", answer.etag), ("Cache-Control", "no-cache")]
         if !extraHeaders.isEmpty { headers += extraHeaders }
-        var response = HTTPResponse(status: 200, headers: headers, body: answer.body)
-        response.compression = .gzipIfAccepted
-        return response
+        return HTTPResponse(status: 200, headers: headers, body: answer.body)
     }
 
     /// The 304 answer of the decision route (its Content-Length is the 200's, never 0).
     static func notModified(_ answer: DecisionCache.Answer, extraHeaders: [(String, String)] = []) -> HTTPResponse {
-        var response = HTTPResponse.notModified(
-            headers: [("ETag", answer.etag), ("Cache-Control", "no-cache")] + extraHeaders, representation: answer.body)
-        response.compression = .gzipIfAccepted
-        return response
+        .notModified(headers: [("ETag", answer.etag), ("Cache-Control", "no-cache")] + extraHeaders, representation: answer.body)
     }
 
     /// Holds the request until the decision differs from the one the client holds or `waitSeconds` pass,
