@@ -60,7 +60,7 @@ public struct RetryPolicy: Sendable, Equatable {
     public static let none = RetryPolicy(maxAttempts: 1)
 
     /// The default policy (what ``SheetdError/isRetryable`` asks).
-    static let defaultRetryPolicy = RetryPolicy()
+    static let standard = RetryPolicy()
 
     /// Whether this policy retries `error` (attempts aside): a status in ``retryableStatuses``, or a
     /// transport failure whose `URLError` code is in ``retryableURLErrorCodes`` (one without a

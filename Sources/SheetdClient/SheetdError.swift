@@ -79,7 +79,7 @@ public struct SheetdError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Whether the default ``RetryPolicy`` retries it: 408, 429, 500, 502, 503, 504 and transport
     /// failures other than a cancellation, a bad URL or an untrusted certificate. Never another 4xx.
-    public var isRetryable: Bool { RetryPolicy.defaultRetryPolicy.retries(self) }
+    public var isRetryable: Bool { RetryPolicy.standard.retries(self) }
 
     /// The kind, the status and the problem's detail (never a token).
     public var description: String {
