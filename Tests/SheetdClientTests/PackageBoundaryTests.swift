@@ -31,9 +31,16 @@ import Testing
         for (file, module) in imports { #expect(allowed.contains(module), "\(file) imports \(module)") }
     }
 
+    /// The fake an app's tests link imports the client and Foundation, nothing of the server.
+    @Test func theTestingLibraryImportsOnlyTheClientAndFoundation() throws {
+        let imports = try Self.imports(under: Self.sources.appending(path: "SheetdClientTesting"))
+        #expect(imports.contains { $0.module == "SheetdClient" })
+        for (file, module) in imports { #expect(["SheetdClient", "Foundation"].contains(module), "\(file) imports \(module)") }
+    }
+
     @Test func theServerImportsNeitherTheClientNorFoundation() throws {
         let modules = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter {
-            $0 != "SheetdClient" && !$0.hasSuffix("Tool")  // the build-time tools are not part of the binary
+            !$0.hasPrefix("SheetdClient") && !$0.hasSuffix("Tool")  // the build-time tools are not part of the binary
         }
         #expect(modules.contains("SheetService"))
         for module in modules {
