@@ -1,19 +1,21 @@
-import Observation
+import Combine
 import SheetdClient
 
 /// The client's HTTP exchanges, newest last, for the screen (what `onExchange` reports; never the token).
-@MainActor @Observable
-final class ExchangeLog {
+@MainActor
+final class ExchangeLog: ObservableObject {
     struct Entry: Identifiable {
         let id: Int
         let line: String
     }
 
-    private(set) var entries: [Entry] = []
+    @Published private(set) var entries: [Entry] = []
+    private var next = 0
 
     func append(_ exchange: SheetdConfiguration.Exchange) {
         let status = exchange.status.map(String.init) ?? "no answer"
-        entries.append(Entry(id: entries.count, line: "\(exchange.method) \(exchange.target) → \(status)"))
+        next += 1
+        entries.append(Entry(id: next, line: "\(exchange.method) \(exchange.target) → \(status)"))
         if entries.count > 50 { entries.removeFirst() }
     }
 }

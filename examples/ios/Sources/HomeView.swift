@@ -4,7 +4,7 @@ import SwiftUI
 /// The accounts tab of the home screen: follows its decision live and presents what it says.
 struct HomeView: View {
     let client: any SheetdClientProtocol
-    let log: ExchangeLog
+    @ObservedObject var log: ExchangeLog
     @State private var decision: SheetDecision?
     @State private var cards = 0
     @State private var failure: String?

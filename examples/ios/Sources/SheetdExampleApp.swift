@@ -8,7 +8,7 @@ import SwiftUI
 /// Run › Arguments). The simulator reaches the Mac's 127.0.0.1.
 @main
 struct SheetdExampleApp: App {
-    @State private var log = ExchangeLog()
+    let log: ExchangeLog
     let client: SheetdClient
 
     init() {
@@ -16,7 +16,7 @@ struct SheetdExampleApp: App {
         let url = URL(string: environment["SHEETD_URL"] ?? "http://127.0.0.1:8080")!
         let token = environment["SHEETD_USER_TOKEN"] ?? ""
         let log = ExchangeLog()
-        _log = State(initialValue: log)
+        self.log = log
         client = SheetdClient(
             baseURL: url, userId: "demo-user",
             token: { token },  // a real app returns its cached token and refreshes it near `exp`
