@@ -9,7 +9,8 @@ extension SheetdClient {
     ///
     /// Follows `GET .../decision/stream` (Server-Sent Events). The connection is re-opened whenever it
     /// ends: after the server's `event: shutdown` (a restart or a drain, so the next instance takes
-    /// over) at once; after a failure the ``RetryPolicy`` retries (408, 429, 500, 502, 503, 504, a
+    /// over) at once; after `event: token-expired` at once, with a token from
+    /// ``SheetdTokenProvider/refreshToken(rejecting:)``; after a failure the ``RetryPolicy`` retries (408, 429, 500, 502, 503, 504, a
     /// lost connection) with capped exponential backoff and jitter up to
     /// ``SheetdConfiguration/maxReconnectDelay``, honouring `Retry-After` up to
     /// ``RetryPolicy/maxRetryAfter``. Each reconnection sends `Last-Event-ID` (the ETag of the decision
@@ -29,7 +30,7 @@ extension SheetdClient {
         }
     }
 
-    private enum StreamEnd { case shutdown, closed }
+    private enum StreamEnd { case shutdown, closed, tokenExpired }
 
     /// The statuses of a stream route that is not there (or not streaming): long-poll instead.
     private static let streamRefusals: Set<Int> = [404, 405, 406, 501]
@@ -69,8 +70,17 @@ extension SheetdClient {
                     last = entry
                 }
                 if let ms = parser.retryMilliseconds { retryHint = Double(ms) / 1000 }
-                // A shutdown means "reconnect (to another instance)": at once, spread a little.
-                try await HTTPCore.pause(end == .shutdown ? Double.random(in: 0..<0.25) : min(retryHint, configuration.maxReconnectDelay))
+                switch end {
+                case .tokenExpired:
+                    // The server ended the stream when its token expired: reconnect at once with a
+                    // refreshed one (a provider that throws ends the sequence with its error).
+                    refreshedBearer = try await core.freshToken(rejecting: bearer)
+                case .shutdown:
+                    // "Reconnect (to another instance)": at once, spread a little.
+                    try await HTTPCore.pause(Double.random(in: 0..<0.25))
+                case .closed:
+                    try await HTTPCore.pause(min(retryHint, configuration.maxReconnectDelay))
+                }
             } catch is CancellationError {
                 break
             } catch let error as SheetdError where error.kind == .server && error.status == 401 && !refreshed && !bearer.isEmpty {
@@ -167,6 +177,8 @@ extension SheetdClient {
                             deliver(entry)
                         case "shutdown":
                             return .shutdown
+                        case "token-expired":
+                            return .tokenExpired
                         default:
                             continue  // an event type a newer server added
                         }

@@ -97,6 +97,26 @@ import Testing
         #expect(tokens.refreshes == [stale])
     }
 
+    /// A stream the server ends with `event: token-expired` is reopened at once with a refreshed token
+    /// (no 401 on the way), and the next change arrives on it.
+    @Test func aStreamWhoseTokenExpiredReconnectsWithAFreshOne() async throws {
+        let live = try LiveSheetd()
+        try await live.installCatalog()
+        let now = Int64(Date().timeIntervalSince1970)
+        // Accepted for about 2 more seconds: exp is 58 s ago, the verifier's leeway 60 s.
+        let expiring = LiveSheetd.tokens.issueUserToken(sub: "u1", now: now - 100, ttl: 42)
+        let tokens = CountingTokens(initial: expiring, fresh: LiveSheetd.userToken("u1"))
+        let log = ExchangeLog()
+        let collector = DecisionCollector(Self.client(live.baseURL, tokens: tokens, log: log).decisions(for: Self.homeAccounts))
+        defer { collector.cancel() }
+        _ = try await collector.waitFor(count: 1)
+        try await waitUntil(seconds: 15) { log.all.filter { $0.target.hasSuffix("/decision/stream") }.count >= 2 }
+        #expect(tokens.refreshes == [expiring])
+        #expect(log.statuses.allSatisfy { $0 == 200 }, "reopened with the fresh token, not after a 401")
+        try await live.client().reportCount(2, container: "offers-home")
+        #expect(try await collector.waitFor(count: 2)[1].present)
+    }
+
     /// A stream cut mid-way, then answered 500, is resumed with `Last-Event-ID` (the ETag of the
     /// decision delivered): nothing is delivered twice, and the next change arrives on the new stream.
     @Test func aStreamCutThenA5xxResumesWithLastEventId() async throws {
