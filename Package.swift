@@ -13,12 +13,16 @@ import PackageDescription
 let package = Package(
     name: "sheetd",
     // For the SheetdClient library on Apple platforms (URLSession's async API); the server builds on Linux.
-    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
+    // iOS for apps (the UIKit and SwiftUI adapters are iOS only), macOS for an app's tests with the fake.
+    // Not tvOS, watchOS, visionOS: no UISheetPresentationController or detents there, and nobody builds it.
+    platforms: [.iOS(.v15), .macOS(.v12)],
     products: [
         .executable(name: "sheetd", targets: ["sheetd"]),
         // The typed Swift client for apps: Foundation (and FoundationNetworking on Linux) only; it never
         // links the server's modules, and the server never links it.
         .library(name: "SheetdClient", targets: ["SheetdClient"]),
+        // An in-memory SheetdClientProtocol (scripted decisions, recorded events) for the app's unit tests.
+        .library(name: "SheetdClientTesting", targets: ["SheetdClientTesting"]),
     ],
     targets: [
         // C libraries, wrapped by exactly one Swift module each.
@@ -54,7 +58,8 @@ let package = Package(
             plugins: ["EmbedPreview"]
         ),
         .executableTarget(name: "sheetd", dependencies: ["SheetService"], plugins: ["EmbedOpenAPI"]),
-        .target(name: "SheetdClient"),
+        .target(name: "SheetdClient", exclude: ["CHANGELOG.md"]),
+        .target(name: "SheetdClientTesting", dependencies: ["SheetdClient"]),
 
         // Build-time embedding of the top-level migrations/*.sql into the SheetStore module
         // (migrations/postgres/*.sql into PostgresStore).
@@ -87,7 +92,9 @@ let package = Package(
             name: "ReplicaTests",
             dependencies: ["SheetService", "PostgresStore", "PostgresKit", "SheetStore", "SheetPolicy", "MicroHTTP", "TestSupport"]),
         // The client against a live in-process server; only the tests link both.
-        .testTarget(name: "SheetdClientTests", dependencies: ["SheetdClient", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),
+        .testTarget(
+            name: "SheetdClientTests",
+            dependencies: ["SheetdClient", "SheetdClientTesting", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),
     ]
 )
 

@@ -21,11 +21,20 @@ public struct SheetContext: Sendable, Hashable {
     public var dirty: Bool?
     /// The usable height in points, when known.
     public var viewportHeight: Double?
+    /// The app's version as dotted numbers (`2.10.0`): audiences with `minAppVersion` or
+    /// `maxAppVersion` hold a sheet as `not-in-audience` for a context without it. See
+    /// ``mainBundleAppVersion``.
+    public var appVersion: String?
+    /// The user's language as a BCP 47 tag (`de-CH`): audiences with `locales` hold a sheet as
+    /// `not-in-audience` for a context without it. See ``preferredLocale``.
+    public var locale: String?
 
-    /// A context; only the screen and the platform are required.
+    /// A context; only the screen and the platform are required. Pass `appVersion` and `locale`
+    /// (``mainBundleAppVersion`` and ``preferredLocale`` read them from the app) or sheets whose
+    /// audience names either never show.
     public init(
         screen: String, tab: String? = nil, platform: Platform = .ios, idiom: Idiom? = nil, orientation: Orientation? = nil,
-        keyboardVisible: Bool? = nil, dirty: Bool? = nil, viewportHeight: Double? = nil
+        keyboardVisible: Bool? = nil, dirty: Bool? = nil, viewportHeight: Double? = nil, appVersion: String? = nil, locale: String? = nil
     ) {
         self.screen = screen
         self.tab = tab
@@ -35,6 +44,8 @@ public struct SheetContext: Sendable, Hashable {
         self.keyboardVisible = keyboardVisible
         self.dirty = dirty
         self.viewportHeight = viewportHeight
+        self.appVersion = appVersion
+        self.locale = locale
     }
 
     /// The query items, in the API's order; nil members are left out.
@@ -50,6 +61,45 @@ public struct SheetContext: Sendable, Hashable {
             let text = viewportHeight == viewportHeight.rounded() && abs(viewportHeight) < 1e15 ? String(Int(viewportHeight)) : String(viewportHeight)
             items.append(URLQueryItem(name: "viewportHeight", value: text))
         }
+        if let appVersion { items.append(URLQueryItem(name: "appVersion", value: appVersion)) }
+        if let locale { items.append(URLQueryItem(name: "locale", value: locale)) }
         return items
     }
+}
+
+extension SheetContext {
+    /// The main bundle's `CFBundleShortVersionString` when it is what the server compares (1 to 8
+    /// dotted numbers of at most 9 digits, `2.10.0`); nil otherwise, because the server answers a
+    /// malformed `appVersion` with a 400 and a live decision would end on it.
+    public static var mainBundleAppVersion: String? {
+        appVersion(Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String)
+    }
+
+    /// The user's first preferred language (`Locale.preferredLanguages`, e.g. `de-CH`) when it is a
+    /// tag the server accepts; nil otherwise (a 400 would end a live decision).
+    public static var preferredLocale: String? { locale(Locale.preferredLanguages.first) }
+
+    /// `text` when it is a valid `appVersion` (the server's rule: 1 to 8 numbers of 1 to 9 digits
+    /// joined by single dots), else nil.
+    public static func appVersion(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let numbers = text.split(separator: ".", omittingEmptySubsequences: false)
+        let valid = (1...8).contains(numbers.count) && numbers.allSatisfy { (1...9).contains($0.count) && $0.allSatisfy(\.isASCIIDigit) }
+        return valid ? text : nil
+    }
+
+    /// `text` when it is a valid `locale` (the server's rule: at most 64 characters, subtags of 1 to
+    /// 8 ASCII letters or digits joined by `-`, the first of 2 to 8 letters), else nil. An underscore
+    /// (`de_CH`, as `Locale.identifier` writes it) is read as a hyphen.
+    public static func locale(_ text: String?) -> String? {
+        guard let text = text?.replacingOccurrences(of: "_", with: "-"), text.utf8.count <= 64 else { return nil }
+        let subtags = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard let first = subtags.first, (2...8).contains(first.count), first.allSatisfy(\.isASCIILetter) else { return nil }
+        return subtags.allSatisfy { (1...8).contains($0.count) && $0.allSatisfy { $0.isASCIILetter || $0.isASCIIDigit } } ? text : nil
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+    fileprivate var isASCIILetter: Bool { isASCII && isLetter }
 }

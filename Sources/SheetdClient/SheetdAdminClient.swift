@@ -15,9 +15,16 @@ public final class SheetdAdminClient: Sendable {
     let core: HTTPCore
 
     /// A client; `token` is asked for the bearer token before every request.
-    public init(baseURL: URL, token: @escaping @Sendable () async throws -> String, configuration: SheetdConfiguration = SheetdConfiguration()) {
+    public convenience init(
+        baseURL: URL, token: @escaping @Sendable () async throws -> String, configuration: SheetdConfiguration = SheetdConfiguration()
+    ) {
+        self.init(baseURL: baseURL, tokenProvider: ClosureTokenProvider(token), configuration: configuration)
+    }
+
+    /// A client whose tokens come from `tokenProvider`.
+    public init(baseURL: URL, tokenProvider: any SheetdTokenProvider, configuration: SheetdConfiguration = SheetdConfiguration()) {
         self.baseURL = baseURL
-        self.core = HTTPCore(baseURL: baseURL, token: token, configuration: configuration)
+        self.core = HTTPCore(baseURL: baseURL, tokens: tokenProvider, configuration: configuration)
     }
 
     /// Whether a ``putSheet(_:definition:)`` created the definition or replaced one.

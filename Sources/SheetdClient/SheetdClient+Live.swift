@@ -9,16 +9,20 @@ extension SheetdClient {
     ///
     /// Follows `GET .../decision/stream` (Server-Sent Events). The connection is re-opened whenever it
     /// ends: after the server's `event: shutdown` (a restart or a drain, so the next instance takes
-    /// over) at once, after an error with exponential backoff and jitter up to
-    /// ``SheetdConfiguration/maxReconnectDelay`` (honouring `Retry-After` on 429 and 503). Each
-    /// reconnection sends `Last-Event-ID` (the ETag of the decision last delivered), so an up-to-date
-    /// client gets nothing until a change. When the server has no stream route (404, 405) or
-    /// ``SheetdConfiguration/liveUpdates`` is `.longPoll`, it long-polls `GET .../decision` with
-    /// `If-None-Match` and `Prefer: wait=N` instead. Every delivered decision also refreshes the cache
-    /// ``decision(for:)`` revalidates with.
+    /// over) at once; after `event: token-expired` at once, with a token from
+    /// ``SheetdTokenProvider/refreshToken(rejecting:)``; after a failure the ``RetryPolicy`` retries (408, 429, 500, 502, 503, 504, a
+    /// lost connection) with capped exponential backoff and jitter up to
+    /// ``SheetdConfiguration/maxReconnectDelay``, honouring `Retry-After` up to
+    /// ``RetryPolicy/maxRetryAfter``. Each reconnection sends `Last-Event-ID` (the ETag of the decision
+    /// last delivered), so an up-to-date client gets nothing until a change. A 401 asks the token
+    /// provider for a fresh token once before it ends the sequence. Where streams are refused (404,
+    /// 405, 406 or 501 for the stream route, or a proxy answering it with something other than
+    /// `text/event-stream`) or ``SheetdConfiguration/liveUpdates`` is `.longPoll`, it long-polls
+    /// `GET .../decision` with `If-None-Match` and `Prefer: wait=N` instead. Every delivered decision
+    /// also refreshes the cache ``decision(for:)`` revalidates with.
     ///
     /// The sequence ends only when the task following it is cancelled, or with a ``SheetdError`` that
-    /// retrying cannot fix (401, 403, a 400 naming a bad context parameter).
+    /// retrying cannot fix (a 401 after a refreshed token, a 403, a 400 naming a bad context parameter).
     public func decisions(for context: SheetContext) -> AsyncThrowingStream<SheetDecision, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task { await self.follow(context, continuation) }
@@ -26,15 +30,23 @@ extension SheetdClient {
         }
     }
 
-    private enum StreamEnd { case shutdown, closed }
+    private enum StreamEnd { case shutdown, closed, tokenExpired }
+
+    /// The statuses of a stream route that is not there (or not streaming): long-poll instead.
+    private static let streamRefusals: Set<Int> = [404, 405, 406, 501]
 
     private func follow(_ context: SheetContext, _ continuation: AsyncThrowingStream<SheetDecision, any Error>.Continuation) async {
-        var last = cache.withLock { $0[context] }
+        var last = cache.withLock { $0.value(for: context) }
         if let last { continuation.yield(last.decision) }
         var longPoll = configuration.liveUpdates == .longPoll
+        var backoff = configuration.retry
+        backoff.maxDelay = configuration.maxReconnectDelay
         var failures = 0
         var retryHint = 2.0
+        var refreshedBearer: String?  // the token a 401 was answered with, for the next connection only
+        var refreshed = false  // one refresh per run of 401s: a connection that opens resets it
         while !Task.isCancelled {
+            var bearer = ""
             do {
                 if longPoll {
                     if let changed = try await longPollOnce(context, etag: last?.etag) {
@@ -45,23 +57,53 @@ extension SheetdClient {
                     continue
                 }
                 var parser = ServerSentEventParser()
-                let end = try await streamOnce(context, lastEventId: last?.etag, parser: &parser, connected: { failures = 0 }) { entry in
+                let override = refreshedBearer
+                refreshedBearer = nil
+                let connected = {
+                    failures = 0
+                    refreshed = false
+                }
+                let end = try await streamOnce(
+                    context, lastEventId: last?.etag, bearer: override, used: &bearer, parser: &parser, connected: connected
+                ) { entry in
                     if entry.etag != last?.etag { continuation.yield(entry.decision) }
                     last = entry
                 }
                 if let ms = parser.retryMilliseconds { retryHint = Double(ms) / 1000 }
-                // A shutdown means "reconnect (to another instance)": at once, spread a little.
-                let pause = end == .shutdown ? Double.random(in: 0..<0.25) : min(retryHint, configuration.maxReconnectDelay)
-                try await Task.sleep(nanoseconds: UInt64(pause * 1e9))
+                switch end {
+                case .tokenExpired:
+                    // The server ended the stream when its token expired: reconnect at once with a
+                    // refreshed one (a provider that throws ends the sequence with its error).
+                    refreshedBearer = try await core.freshToken(rejecting: bearer)
+                case .shutdown:
+                    // "Reconnect (to another instance)": at once, spread a little.
+                    try await HTTPCore.pause(Double.random(in: 0..<0.25))
+                case .closed:
+                    try await HTTPCore.pause(min(retryHint, configuration.maxReconnectDelay))
+                }
             } catch is CancellationError {
                 break
-            } catch let error as SheetdError where error.kind == .server && [404, 405, 406, 501].contains(error.status ?? 0) && !longPoll {
+            } catch let error as SheetdError where error.kind == .server && error.status == 401 && !refreshed && !bearer.isEmpty {
+                refreshed = true
+                do {
+                    let fresh = try await core.freshToken(rejecting: bearer)
+                    guard fresh != bearer else { throw error }  // the same token would be rejected again
+                    refreshedBearer = fresh
+                } catch is CancellationError {
+                    break
+                } catch {
+                    continuation.finish(throwing: error)
+                    return
+                }
+            } catch let error as SheetdError where error.kind == .server && Self.streamRefusals.contains(error.status ?? 0) {
                 longPoll = true
-            } catch let error as SheetdError where error.isRetryable {
+            } catch let error as SheetdError where backoff.retries(error) {
                 failures += 1
-                let backoff = RetryPolicy(baseDelay: configuration.retry.baseDelay, maxDelay: configuration.maxReconnectDelay)
-                let pause = backoff.delay(beforeRetry: failures, retryAfter: error.retryAfter, unit: Double.random(in: 0..<1))
-                do { try await Task.sleep(nanoseconds: UInt64(pause * 1e9)) } catch { break }
+                do {
+                    try await HTTPCore.pause(backoff.delay(beforeRetry: failures, retryAfter: error.retryAfter, unit: Double.random(in: 0..<1)))
+                } catch {
+                    break
+                }
             } catch {
                 continuation.finish(throwing: error)
                 return
@@ -88,16 +130,18 @@ extension SheetdClient {
     }
 
     /// One stream connection, until the server ends it. `deliver` gets each decision event.
+    /// `bearer` overrides the provider's token; `used` is set to the token sent (a 401 names it).
     private func streamOnce(
-        _ context: SheetContext, lastEventId: String?, parser: inout ServerSentEventParser,
+        _ context: SheetContext, lastEventId: String?, bearer: String?, used: inout String, parser: inout ServerSentEventParser,
         connected: () -> Void, deliver: (CachedDecision) -> Void
     ) async throws -> StreamEnd {
         var headers = ["Accept": "text/event-stream"]
         if let lastEventId { headers["Last-Event-ID"] = lastEventId }
         // The idle timeout is a dead-peer detector: heartbeats arrive every 15 s by default.
-        let request = try await core.makeRequest(
-            "GET", userPath + "/decision/stream", query: context.queryItems, body: nil, headers: headers, timeout: 75)
-        let connection = StreamingConnection(request)
+        let (request, token) = try await core.makeRequest(
+            "GET", userPath + "/decision/stream", query: context.queryItems, body: nil, headers: headers, timeout: 75, bearer: bearer)
+        used = token
+        let connection = StreamingConnection(request, configuration: configuration.makeSessionConfiguration(requestTimeout: request.timeoutInterval))
         defer { connection.cancel() }
         var status = 0
         var responseHeaders: [String: String] = [:]
@@ -108,10 +152,7 @@ extension SheetdClient {
                 case .response(let code, let fields):
                     status = code
                     responseHeaders = fields
-                    configuration.onExchange?(
-                        .init(
-                            method: "GET", target: request.url?.path ?? "", attempt: 1, status: code,
-                            headers: fields.filter { $0.key == "retry-after" }))
+                    core.report(method: "GET", target: request.url?.path ?? "", attempt: 1, status: code, headers: fields)
                     if code == 200 {
                         guard fields["content-type"]?.hasPrefix("text/event-stream") == true else {
                             throw SheetdError(
@@ -136,6 +177,8 @@ extension SheetdClient {
                             deliver(entry)
                         case "shutdown":
                             return .shutdown
+                        case "token-expired":
+                            return .tokenExpired
                         default:
                             continue  // an event type a newer server added
                         }
@@ -148,7 +191,11 @@ extension SheetdClient {
             throw CancellationError()
         } catch {
             try Task.checkCancellation()
-            throw SheetdError(kind: .transport, message: "decision stream: \(error.localizedDescription)")
+            // A stream that was open and got cut (a lost network, a proxy's idle timeout) ends as
+            // streams end: reconnect. Linux reports the cut as URLError.unknown, which the policy does
+            // not retry for a request that never got an answer.
+            if status == 200 { return .closed }
+            throw SheetdError(kind: .transport, message: "decision stream: \(error.localizedDescription)", urlError: error as? URLError)
         }
         if status != 200 {
             if status == 0 { throw SheetdError(kind: .transport, message: "decision stream: no answer") }
@@ -171,13 +218,12 @@ final class StreamingConnection: NSObject, URLSessionDataDelegate, @unchecked Se
     private let continuation: AsyncThrowingStream<Chunk, any Error>.Continuation
     private let session: LockedBox<URLSession?> = LockedBox(nil)
 
-    init(_ request: URLRequest) {
+    /// Opens `request` on a new session of `configuration` (the client's copy: a stream has no end,
+    /// so no resource timeout).
+    init(_ request: URLRequest, configuration: URLSessionConfiguration) {
         (chunks, continuation) = AsyncThrowingStream.makeStream(of: Chunk.self)
         super.init()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = request.timeoutInterval
         configuration.timeoutIntervalForResource = .infinity
-        configuration.urlCache = nil
         let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
         self.session.withLock { $0 = session }
         session.dataTask(with: request).resume()

@@ -14,13 +14,20 @@ import FoundationNetworking
 /// let decision = try await client.decision(for: SheetContext(screen: "home", tab: "accounts"))
 /// ```
 ///
-/// - Every call retries transport failures, 503 and 429 (honouring `Retry-After`) with exponential
-///   backoff and jitter (``RetryPolicy``); no other 4xx is retried. Failures throw ``SheetdError``.
+/// - Every call retries transport failures, 408, 429, 500, 502, 503 and 504 (honouring `Retry-After`)
+///   with capped exponential backoff and jitter (``RetryPolicy``); no other 4xx is retried. A 401 asks
+///   the token provider for a fresh token once. Failures throw ``SheetdError``.
 /// - Events get an `eventId` once per call, reused by every retry of that call, so a retry of an
 ///   event the server already applied is answered with its first outcome and not applied twice.
-/// - ``decision(for:)`` keeps the last ETag per ``SheetContext`` and revalidates with `If-None-Match`;
-///   a 304 returns the cached decision. ``decisions(for:)`` follows the decision live.
-public final class SheetdClient: Sendable {
+/// - ``decision(for:)`` keeps the last ETag per ``SheetContext`` (at most
+///   ``SheetdConfiguration/decisionCacheLimit`` contexts, least recently used dropped first) and
+///   revalidates with `If-None-Match`; a 304 returns the cached decision. ``decisions(for:)`` follows
+///   the decision live.
+/// - App tests use ``SheetdClientProtocol`` and the `SheetdClientTesting` product's fake instead.
+public final class SheetdClient: SheetdClientProtocol {
+    /// This library's semantic version (also in `CHANGELOG.md`).
+    public static let version = "0.2.0"
+
     /// The server, e.g. `https://sheetd.example.com` (a path prefix is kept).
     public let baseURL: URL
     /// The user every call is about.
@@ -29,8 +36,8 @@ public final class SheetdClient: Sendable {
     public var configuration: SheetdConfiguration { core.configuration }
 
     let core: HTTPCore
-    /// The last decision and its ETag, per context.
-    let cache = LockedBox<[SheetContext: CachedDecision]>([:])
+    /// The last decision and its ETag, per context, least recently used dropped first.
+    let cache: LockedBox<LRUCache<SheetContext, CachedDecision>>
 
     struct CachedDecision: Sendable {
         var etag: String
@@ -38,14 +45,23 @@ public final class SheetdClient: Sendable {
     }
 
     /// A client for `userId`. `token` is asked for the bearer token before every request (return a
-    /// cached one; refresh it when it nears its `exp`).
-    public init(
+    /// cached one; refresh it when it nears its `exp`), and once more after a 401 (see ``ClosureTokenProvider``).
+    public convenience init(
         baseURL: URL, userId: String, token: @escaping @Sendable () async throws -> String,
         configuration: SheetdConfiguration = SheetdConfiguration()
     ) {
+        self.init(baseURL: baseURL, userId: userId, tokenProvider: ClosureTokenProvider(token), configuration: configuration)
+    }
+
+    /// A client for `userId` whose tokens come from `tokenProvider` (asked before every request;
+    /// ``SheetdTokenProvider/refreshToken(rejecting:)`` once after a 401).
+    public init(
+        baseURL: URL, userId: String, tokenProvider: any SheetdTokenProvider, configuration: SheetdConfiguration = SheetdConfiguration()
+    ) {
         self.baseURL = baseURL
         self.userId = userId
-        self.core = HTTPCore(baseURL: baseURL, token: token, configuration: configuration)
+        self.core = HTTPCore(baseURL: baseURL, tokens: tokenProvider, configuration: configuration)
+        self.cache = LockedBox(LRUCache(limit: configuration.decisionCacheLimit))
     }
 
     var userPath: String { "/v1/users/\(HTTPCore.segment(userId))" }
@@ -56,7 +72,7 @@ public final class SheetdClient: Sendable {
     /// context; a 304 returns that cached decision without a body on the wire.
     /// - Throws: ``SheetdError`` (a 400 names the invalid parameter in ``SheetdError/invalidParams``).
     public func decision(for context: SheetContext) async throws -> Decision {
-        let cached = cache.withLock { $0[context] }
+        let cached = cache.withLock { $0.value(for: context) }
         let answer = try await core.send(
             "GET", userPath + "/decision", query: context.queryItems, headers: cached.map { ["If-None-Match": $0.etag] } ?? [:])
         return try remember(answer, for: context, cached: cached)
@@ -74,11 +90,11 @@ public final class SheetdClient: Sendable {
     }
 
     func remember(_ entry: CachedDecision, for context: SheetContext) {
-        cache.withLock { $0[context] = entry }
+        cache.withLock { $0.set(entry, for: context) }
     }
 
     /// The ETag of the cached decision for `context`, if any.
-    public func cachedETag(for context: SheetContext) -> String? { cache.withLock { $0[context]?.etag } }
+    public func cachedETag(for context: SheetContext) -> String? { cache.withLock { $0.peek(context)?.etag } }
 
     /// Forgets every cached decision (the next ``decision(for:)`` downloads it again).
     public func clearDecisionCache() { cache.withLock { $0.removeAll() } }

@@ -161,7 +161,7 @@ import Glibc
         #expect(down.requests == 2)
     }
 
-    /// A connection refused is retried too, then surfaces as a transport error.
+    /// A connection refused is retried too, then surfaces as a transport error carrying its URLError.
     @Test func connectionErrorsAreRetried() async throws {
         // A port held bound but not listening: connections are refused, and no other test can take it
         // meanwhile (a stopped server's port could be reused by a server of a parallel test).
@@ -182,6 +182,7 @@ import Glibc
             configuration: SheetdConfiguration(retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.02), onExchange: { log.append($0) }))
         let error = await #expect(throws: SheetdError.self) { try await client.state() }
         #expect(error?.kind == .transport)
+        #expect(error?.urlError?.code == .cannotConnectToHost, "the URLError is kept: an app tells refused from offline or timed out")
         #expect(log.all.count == 3)
     }
 

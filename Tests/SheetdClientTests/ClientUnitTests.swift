@@ -36,10 +36,11 @@ import Testing
     }
 }
 
-/// The retry delays: exponential, capped, jittered in the upper half, never below Retry-After.
+/// The retry delays: exponential, capped, jittered in the upper half, never below Retry-After (itself capped).
 @Suite struct RetryPolicyTests {
+    /// The delay doubles per retry up to maxDelay, jittered in its upper half; Retry-After is the floor up to maxRetryAfter.
     @Test func delaysGrowAreCappedAndJittered() {
-        let policy = RetryPolicy(maxAttempts: 6, baseDelay: 0.2, maxDelay: 1)
+        let policy = RetryPolicy(maxAttempts: 6, baseDelay: 0.2, maxDelay: 1, maxRetryAfter: 5)
         #expect(policy.delay(beforeRetry: 1, unit: 1) == 0.2)
         #expect(policy.delay(beforeRetry: 1, unit: 0) == 0.1)
         #expect(policy.delay(beforeRetry: 2, unit: 1) == 0.4)
@@ -47,14 +48,79 @@ import Testing
         #expect(policy.delay(beforeRetry: 4, unit: 1) == 1)
         #expect(policy.delay(beforeRetry: 60, unit: 0.5) == 0.75)
         #expect(policy.delay(beforeRetry: 1, retryAfter: 3, unit: 0.5) == 3)
+        #expect(policy.delay(beforeRetry: 1, retryAfter: 3600, unit: 0.5) == 5)
         #expect(RetryPolicy.none.maxAttempts == 1)
     }
 
-    /// Retryable: transport failures, 503, 429. Not: any other 4xx, nor a 500.
-    @Test(arguments: [(503, true), (429, true), (400, false), (401, false), (403, false), (404, false), (409, false), (500, false)])
-    func onlyUnavailableAndTooManyAreRetryable(status: Int, retryable: Bool) {
+    /// Retried as Alamofire's RetryPolicy retries: 408, 429, 500, 502, 503, 504. No other status (401 is the token's business).
+    @Test(arguments: [
+        (408, true), (429, true), (500, true), (502, true), (503, true), (504, true),
+        (400, false), (401, false), (403, false), (404, false), (409, false), (501, false), (505, false),
+    ])
+    func theRetryableStatusesAreAlamofires(status: Int, retryable: Bool) {
         #expect(SheetdError(kind: .server, status: status, message: "").isRetryable == retryable)
-        #expect(SheetdError(kind: .transport, message: "refused").isRetryable)
+        #expect(RetryPolicy(retryableStatuses: [409]).retries(SheetdError(kind: .server, status: 409, message: "")))
+    }
+
+    /// Transport failures are retried by their URLError code: lost, refused, timed out and offline are; a cancellation, a bad URL or an untrusted certificate is not.
+    @Test func transportFailuresAreRetriedByTheirCode() {
+        func failure(_ code: URLError.Code?) -> SheetdError { SheetdError(kind: .transport, message: "", urlError: code.map { URLError($0) }) }
+        for code in [URLError.Code.networkConnectionLost, .cannotConnectToHost, .timedOut, .notConnectedToInternet, .dnsLookupFailed] {
+            #expect(failure(code).isRetryable, "\(code.rawValue)")
+        }
+        for code in [URLError.Code.cancelled, .badURL, .unsupportedURL, .serverCertificateUntrusted, .userAuthenticationRequired] {
+            #expect(!failure(code).isRetryable, "\(code.rawValue)")
+        }
+        #expect(failure(nil).isRetryable, "a stream cut mid-way has no URLError")
+        #expect(!SheetdError(kind: .token, message: "").isRetryable)
+    }
+}
+
+/// `Retry-After` as delay-seconds and as every HTTP-date form RFC 9110 makes recipients accept.
+@Suite struct RetryAfterTests {
+    static let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
+
+    /// Seconds are read as is; the three date forms as their distance from now; a past date is 0; garbage is nil.
+    @Test func readsSecondsAndHTTPDates() {
+        #expect(RetryAfter.seconds("120", now: Self.now) == 120)
+        #expect(RetryAfter.seconds(" 0 ", now: Self.now) == 0)
+        #expect(RetryAfter.seconds("Sun, 06 Nov 1994 08:50:07 GMT", now: Self.now) == 30)
+        #expect(RetryAfter.seconds("Sunday, 06-Nov-94 08:50:07 GMT", now: Self.now) == 30)
+        #expect(RetryAfter.seconds("Sun Nov  6 08:50:07 1994", now: Self.now) == 30)
+        #expect(RetryAfter.seconds("Sun, 06 Nov 1994 08:00:00 GMT", now: Self.now) == 0)
+        for garbage in ["", "-1", "1.5", "soon", "Sun, 06 Nov 1994"] { #expect(RetryAfter.seconds(garbage, now: Self.now) == nil, "\(garbage)") }
+        #expect(RetryAfter.httpDate(Self.now) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+}
+
+/// The context's query: every parameter the decision route takes, and the app's version and language read safely.
+@Suite struct SheetContextTests {
+    /// All ten parameters, in the API's order; nil members are left out.
+    @Test func everyParameterReachesTheQuery() {
+        let context = SheetContext(
+            screen: "home", tab: "accounts", platform: .ios, idiom: .pad, orientation: .landscape, keyboardVisible: true, dirty: false,
+            viewportHeight: 700, appVersion: "2.10.0", locale: "de-CH")
+        #expect(
+            context.queryItems.map { "\($0.name)=\($0.value ?? "")" } == [
+                "screen=home", "tab=accounts", "platform=ios", "idiom=pad", "orientation=landscape", "keyboard=true", "dirty=false",
+                "viewportHeight=700", "appVersion=2.10.0", "locale=de-CH",
+            ])
+        #expect(SheetContext(screen: "home").queryItems.map(\.name) == ["screen", "platform"])
+        #expect(context != SheetContext(screen: "home", tab: "accounts", platform: .ios), "the cache keys on targeting too")
+    }
+
+    /// Only values the server accepts pass (a 400 would end a live decision): dotted numbers, BCP 47 tags.
+    @Test func appVersionAndLocaleAreValidated() {
+        for valid in ["2", "2.10", "2.10.0", "1.2.3.4.5.6.7.8", "123456789.0"] { #expect(SheetContext.appVersion(valid) == valid) }
+        for invalid in ["", "2.", ".2", "2..1", "2.10.0-beta", "v2", "1.2.3.4.5.6.7.8.9", "1234567890", "2.10 (1)"] {
+            #expect(SheetContext.appVersion(invalid) == nil, "\(invalid)")
+        }
+        #expect(SheetContext.appVersion(nil) == nil)
+        for valid in ["de", "de-CH", "zh-Hant-TW", "es-419"] { #expect(SheetContext.locale(valid) == valid) }
+        #expect(SheetContext.locale("de_CH") == "de-CH", "Locale.identifier's underscore")
+        for invalid in ["", "d", "1a", "de-", "de--CH", "de-CHEESEFONDUE", "x-private", "de CH"] {
+            #expect(SheetContext.locale(invalid) == nil, "\(invalid)")
+        }
     }
 }
 

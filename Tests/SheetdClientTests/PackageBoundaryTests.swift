@@ -31,9 +31,16 @@ import Testing
         for (file, module) in imports { #expect(allowed.contains(module), "\(file) imports \(module)") }
     }
 
+    /// The fake an app's tests link imports the client and Foundation, nothing of the server.
+    @Test func theTestingLibraryImportsOnlyTheClientAndFoundation() throws {
+        let imports = try Self.imports(under: Self.sources.appending(path: "SheetdClientTesting"))
+        #expect(imports.contains { $0.module == "SheetdClient" })
+        for (file, module) in imports { #expect(["SheetdClient", "Foundation"].contains(module), "\(file) imports \(module)") }
+    }
+
     @Test func theServerImportsNeitherTheClientNorFoundation() throws {
         let modules = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter {
-            $0 != "SheetdClient" && !$0.hasSuffix("Tool")  // the build-time tools are not part of the binary
+            !$0.hasPrefix("SheetdClient") && !$0.hasSuffix("Tool")  // the build-time tools are not part of the binary
         }
         #expect(modules.contains("SheetService"))
         for module in modules {
@@ -41,6 +48,36 @@ import Testing
                 #expect(!["SheetdClient", "Foundation", "FoundationNetworking"].contains(imported), "\(file) imports \(imported)")
             }
         }
+    }
+
+    /// The manifest Xcode 16 reads (Package@swift-6.0.swift, tools 6.0) loads with the 6.0 API and
+    /// declares the client's products over the same targets as Package.swift, with no unsafe flags.
+    @Test func theSwift60ManifestLoadsAndDeclaresTheClient() throws {
+        let root = Self.sources.deletingLastPathComponent()
+        let directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-manifest-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(at: root.appending(path: "Package@swift-6.0.swift"), to: directory.appending(path: "Package.swift"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swift", "package", "dump-package"]
+        process.currentDirectoryURL = directory
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "swift package dump-package failed")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let products = (manifest["products"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(products == ["SheetdClient", "SheetdClientTesting"])
+        #expect((manifest["toolsVersion"] as? [String: Any])?["_version"] as? String == "6.0.0")
+        let targets = (manifest["targets"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(targets == ["SheetdClient", "SheetdClientTesting"])
+        #expect(!String(decoding: data, as: UTF8.self).contains("unsafeFlags"))
+        let main = try String(contentsOf: root.appending(path: "Package.swift"), encoding: .utf8)
+        for target in targets { #expect(main.contains(".target(name: \"\(target)\""), "Package.swift declares \(target) too") }
     }
 
     @Test func theServerBinaryLinksNeitherFoundationNorNetworking() throws {
