@@ -39,15 +39,16 @@ struct WriterConnection {
         }
     }
 
-    /// Deletes event ids older than the retention, at most 1000 per call (bounded time under the lock).
-    mutating func purgeExpiredEvents(now: Int64) throws {
+    /// One prune step, in one short transaction: event ids past the time window, and rollup hours
+    /// past theirs folded into the archive rows, at most `StoreRetention.pruneBatch` rows each.
+    mutating func prune(now: Int64, retention: StoreRetention) throws {
         guard let db = current else { return }
+        let limit = SQLiteValue.integer(Int64(StoreRetention.pruneBatch))
         try db.transaction(.immediate) {
-            try db.run(
-                """
-                DELETE FROM processed_events WHERE (user_id, event_id) IN (
-                    SELECT user_id, event_id FROM processed_events WHERE processed_at < ?1 LIMIT 1000)
-                """, [.integer(now - GroupCommitWriter.eventRetentionSeconds)])
+            try db.run(ProcessedEventSQL.deleteExpired, [.integer(now - retention.eventIdSeconds), limit])
+            let kept = SQLiteValue.integer(RollupSQL.firstKeptBucket(now: now, retention: retention))
+            try db.run(RollupSQL.foldExpired, [kept, limit])
+            try db.run(RollupSQL.deleteExpired, [kept, limit])
         }
     }
 }
@@ -61,9 +62,7 @@ struct WriterConnection {
 /// the next batch, so the busier the writer, the more one commit carries. After commits it applies
 /// the checkpoint policy (see `checkpointIfNeeded`) and purges expired event ids now and then.
 final class GroupCommitWriter: Sendable {
-    /// Processed event ids are kept this long (the API promises at least 24 h).
-    static let eventRetentionSeconds: Int64 = 48 * 3600
-    /// Purge expired event ids every this many committed write transactions.
+    /// Prune (see `WriterConnection.prune`) every this many committed write transactions.
     static let purgeEvery = 512
     /// At most this many updates share one transaction.
     static let maxBatch = 256
@@ -91,6 +90,7 @@ final class GroupCommitWriter: Sendable {
 
     let path: String
     let options: Connection.Options
+    let retention: StoreRetention
     private let connection: Locked<WriterConnection>
     private let queue = Mutex(Queue())
     /// Runs the batches; serial, so there is one writer.
@@ -106,9 +106,10 @@ final class GroupCommitWriter: Sendable {
 
     /// `readers` hear of every transaction on the writer connection before anything it wrote is
     /// acknowledged (their kept snapshots depend on it), and give up idle snapshots before checkpoints.
-    init(path: String, options: Connection.Options, connection: Connection, readers: ReaderPool) {
+    init(path: String, options: Connection.Options, connection: Connection, readers: ReaderPool, retention: StoreRetention) {
         self.path = path
         self.options = options
+        self.retention = retention
         self.readers = readers
         self.connection = Locked(WriterConnection(connection: connection))
         self.checkpointer = Checkpointer(path: path, options: options, beforeEach: { readers.releaseIdleSnapshots() })
@@ -172,7 +173,7 @@ final class GroupCommitWriter: Sendable {
                 writer.commitsSincePurge += 1
                 if writer.commitsSincePurge >= Self.purgeEvery {
                     writer.commitsSincePurge = 0
-                    try? writer.purgeExpiredEvents(now: now)
+                    try? writer.prune(now: now, retention: retention)
                 }
             }
             return (committed, results)
@@ -208,17 +209,17 @@ final class GroupCommitWriter: Sendable {
         }
         var results: [Result<EventResult, any Error>] = []
         results.reserveCapacity(batch.count)
-        var totals = ActivityTotals()
+        var rollups = RollupDeltas()
         for job in batch {
             do {
                 // One update alone needs no savepoint: a failure rolls the whole transaction back.
-                let (result, activity) =
+                let applied =
                     batch.count == 1
-                    ? try Self.apply(job, db, now: now)
-                    : try db.savepoint("job") { try Self.apply(job, db, now: now) }
+                    ? try apply(job, db, now: now)
+                    : try db.savepoint("job") { try apply(job, db, now: now) }
                 // Counted only once its savepoint is released: a rolled-back update adds nothing.
-                totals.add(activity)
-                results.append(.success(result))
+                if let change = applied.change { rollups.add(change.activity, from: change.old, to: change.new) }
+                results.append(.success(applied.result))
             } catch {
                 if db.isAutocommit {
                     // SQLite ended the transaction itself (disk full, I/O error): nothing in this batch committed.
@@ -234,7 +235,7 @@ final class GroupCommitWriter: Sendable {
             }
         }
         do {
-            try UserStateSQL.add(totals, db)
+            try UserStateSQL.add(rollups, db)
             try db.run("COMMIT")
         } catch {
             db.rollbackIfNeeded()
@@ -245,27 +246,25 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// One update inside the open transaction: replay, or load, run the body, write the difference,
-    /// record the event. Returns the activity records written, for the batch's totals.
-    private static func apply(_ job: WriteJob, _ db: Connection, now: Int64) throws -> (EventResult, [SheetActivity]) {
+    /// record the event (keeping the user's latest `eventIdsPerUser`). Returns what the batch's
+    /// rollups need (nothing for a replay).
+    private func apply(
+        _ job: WriteJob, _ db: Connection, now: Int64
+    ) throws -> (result: EventResult, change: (activity: [SheetActivity], old: UserState, new: UserState)?) {
         if let eventId = job.eventId,
-            case .blob(let outcome)? = try db.scalar(
-                "SELECT outcome FROM processed_events WHERE user_id = ?1 AND event_id = ?2",
-                [.text(job.userId), .text(eventId)])
+            case .blob(let outcome)? = try db.scalar(ProcessedEventSQL.replay, [.text(job.userId), .text(eventId)])
         {
-            return (EventResult(outcome: outcome, replayed: true), [])
+            return (EventResult(outcome: outcome, replayed: true), nil)
         }
         let old = try UserStateSQL.load(userId: job.userId, db)
         var new = old
         var activity: [SheetActivity] = []
         let outcome = try job.body(&new, &activity)
         try UserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
-        try UserStateSQL.append(activity, userId: job.userId, db)
         if let eventId = job.eventId {
-            try db.run(
-                "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES (?1, ?2, ?3, ?4)",
-                [.text(job.userId), .text(eventId), .blob(outcome), .integer(now)])
+            try UserStateSQL.recordEvent(userId: job.userId, eventId: eventId, outcome: outcome, now: now, keep: retention.eventIdsPerUser, db)
         }
-        return (EventResult(outcome: outcome, replayed: false), activity)
+        return (EventResult(outcome: outcome, replayed: false), (activity, old, new))
     }
 
     // MARK: - Checkpoint policy
