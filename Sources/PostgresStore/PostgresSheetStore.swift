@@ -308,4 +308,3 @@ public final class PostgresSheetStore: SheetStore {
 
 func currentUnixSeconds() -> Int64 { Int64(time(nil)) }
 
-func usleepMilliseconds(_ milliseconds: Int) { usleep(UInt32(milliseconds * 1000)) }

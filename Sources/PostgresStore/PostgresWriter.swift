@@ -10,22 +10,16 @@ import Synchronization
 /// `synchronous_commit` stays on: the commit that completes them is on disk.
 final class PostgresWriter: Sendable {
     private let url: String
-    private let queue = Mutex(PendingUpdates())
-    private let dispatchQueue: DispatchQueue
-    /// The connection, touched only by `dispatchQueue` (and by `close` once the queue is idle).
+    /// The batches run on its thread (see `GroupCommitQueue`, shared with the SQLite writer).
+    private let queue: GroupCommitQueue<PostgresWriteJob>
+    /// The connection, touched only by the queue's thread (and by `close` once the queue is idle).
     private let connection = ConnectionBox()
     private let statistics: SharedStatistics
-    private let closed = Atomic<Bool>(false)
     /// Tells the other replicas which users each committed batch changed (one NOTIFY per batch).
     private let notifier: ChangeNotifier
     private let retention: StoreRetention
     /// Run with the catalog version read in each batch's transaction, before its bodies run.
     private let catalogCheck: CatalogCheck
-
-    /// At most this many updates share one transaction.
-    static let maxBatch = 256
-    /// Purge expired event ids every this many committed transactions.
-    static let purgeEvery = 512
 
     init(
         url: String, index: Int, statistics: SharedStatistics, notifier: ChangeNotifier, catalogCheck: CatalogCheck, retention: StoreRetention
@@ -35,51 +29,37 @@ final class PostgresWriter: Sendable {
         self.statistics = statistics
         self.notifier = notifier
         self.catalogCheck = catalogCheck
-        dispatchQueue = DispatchQueue(label: "sheetd.postgres.writer.\(index)")
+        weak var weakSelf: PostgresWriter?
+        queue = GroupCommitQueue(label: "sheetd.postgres.writer.\(index)") { batch in
+            guard let writer = weakSelf else {
+                return { for job in batch { job.finish(.failure(StoreError.unavailable("the store is closed"))) } }
+            }
+            writer.run(batch)
+            // The bodies were dropped by `runBatch`; the jobs carry only their results now.
+            return { for job in batch { job.complete() } }
+        }
+        weakSelf = self
     }
 
     func enqueue(_ job: PostgresWriteJob) {
-        guard !closed.load(ordering: .acquiring) else {
-            job.finish(.failure(StoreError.unavailable("the store is closed")))
-            return
-        }
-        let start = queue.withLock { queue in
-            queue.jobs.append(job)
-            if queue.active { return false }
-            queue.active = true
-            return true
-        }
-        if start { dispatchQueue.async { [self] in drain() } }
+        if !queue.enqueue(job) { job.finish(.failure(StoreError.unavailable("the store is closed"))) }
     }
 
     /// Stops taking jobs, lets the queued ones finish, closes the connection.
     func close() {
-        closed.store(true, ordering: .releasing)
-        while queue.withLock({ $0.active }) { usleepMilliseconds(1) }
+        queue.close()
         connection.close()
     }
 
-    private func drain() {
-        while true {
-            let batch = queue.withLock { queue in
-                let batch = Array(queue.jobs.prefix(Self.maxBatch))
-                queue.jobs.removeFirst(batch.count)
-                if batch.isEmpty { queue.active = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            let committed = runBatch(batch, now: currentUnixSeconds())
-            if committed {
-                let commits = statistics.counters.withLock { s in
-                    s.updates += batch.count
-                    s.commits += 1
-                    s.largestBatch = max(s.largestBatch, batch.count)
-                    return s.commits
-                }
-                if commits % Self.purgeEvery == 0 { try? prune(now: currentUnixSeconds()) }
-            }
-            for job in batch { job.complete() }
+    private func run(_ batch: [PostgresWriteJob]) {
+        guard runBatch(batch, now: currentUnixSeconds()) else { return }
+        let commits = statistics.counters.withLock { s in
+            s.updates += batch.count
+            s.commits += 1
+            s.largestBatch = max(s.largestBatch, batch.count)
+            return s.commits
         }
+        if commits % StoreRetention.pruneEveryCommits == 0 { try? prune(now: currentUnixSeconds()) }
     }
 
     /// Runs `batch` in one transaction; sets every job's result and drops every body. Returns true
@@ -382,12 +362,6 @@ final class PostgresWriteJob: @unchecked Sendable {
         self.result = result
         complete()
     }
-}
-
-struct PendingUpdates {
-    var jobs: [PostgresWriteJob] = []
-    /// A drain is scheduled or running on the writer's queue.
-    var active = false
 }
 
 /// The write counters all writers of a store add to.

@@ -62,10 +62,6 @@ struct WriterConnection {
 /// the next batch, so the busier the writer, the more one commit carries. After commits it applies
 /// the checkpoint policy (see `checkpointIfNeeded`) and purges expired event ids now and then.
 final class GroupCommitWriter: Sendable {
-    /// Prune (see `WriterConnection.prune`) every this many committed write transactions.
-    static let purgeEvery = 512
-    /// At most this many updates share one transaction.
-    static let maxBatch = 256
     /// WAL frames after which a background checkpoint is requested (SQLite's own default threshold).
     static let checkpointFrames = 1000
     /// WAL frames after which the writer checkpoints itself (RESTART), so that the WAL file restarts
@@ -80,21 +76,12 @@ final class GroupCommitWriter: Sendable {
     /// Free space on the database's file system below which a store that hit SQLITE_FULL stays unready.
     static let minimumFreeBytes: UInt64 = 4 << 20
 
-    private struct Queue {
-        var jobs: [WriteJob] = []
-        /// A drain of the queue is scheduled or running on `thread`.
-        var active = false
-        /// Set by `close()`: new jobs are refused.
-        var closed = false
-    }
-
     let path: String
     let options: Connection.Options
     let retention: StoreRetention
     private let connection: Locked<WriterConnection>
-    private let queue = Mutex(Queue())
-    /// Runs the batches; serial, so there is one writer.
-    private let thread = DispatchQueue(label: "sheetd.store.writer")
+    /// Runs the batches on one thread, so there is one writer.
+    private let queue: GroupCommitQueue<WriteJob>
     private let checkpointer: Checkpointer
     private let readers: ReaderPool
     private let statistics = Mutex(WriteStatistics(updates: 0, commits: 0, largestBatch: 0))
@@ -113,6 +100,12 @@ final class GroupCommitWriter: Sendable {
         self.readers = readers
         self.connection = Locked(WriterConnection(connection: connection))
         self.checkpointer = Checkpointer(path: path, options: options, beforeEach: { readers.releaseIdleSnapshots() })
+        weak var weakSelf: GroupCommitWriter?
+        queue = GroupCommitQueue(label: "sheetd.store.writer") { batch in
+            let completions = weakSelf?.runBatch(batch) ?? []
+            return { for (completion, result) in completions { completion(result) } }
+        }
+        weakSelf = self
     }
 
     /// The writer connection's state under its lock (tests and start-up maintenance).
@@ -130,48 +123,21 @@ final class GroupCommitWriter: Sendable {
 
     // MARK: - Group commit
 
-    /// Queues a job; the first job of an idle queue starts the writer, which then runs batches until
-    /// the queue is empty (jobs queued meanwhile form the next batch).
+    /// Queues a job (see `GroupCommitQueue`).
     func enqueue(_ job: WriteJob) {
-        let start = queue.withLock { queue -> Bool? in
-            if queue.closed { return nil }
-            queue.jobs.append(job)
-            if queue.active { return false }
-            queue.active = true
-            return true
-        }
-        switch start {
-        case nil: job.completion(.failure(StoreError.unavailable("the store is closed")))
-        case true?: thread.async { [self] in drain() }
-        case false?: break
-        }
+        if !queue.enqueue(job) { job.completion(.failure(StoreError.unavailable("the store is closed"))) }
     }
 
-    /// The writer: one transaction per batch of queued jobs; each job completes after its batch's
-    /// commit (or failure), outside the writer lock, while newer jobs queue up for the next batch.
-    private func drain() {
-        while let finished = runNextBatch() {
-            for (completion, result) in finished { completion(result) }
-        }
-    }
-
-    /// Takes and runs the next batch; nil when the queue is empty. The jobs (and their bodies) are
-    /// released when this returns, before any completion runs: `update` relies on that.
-    private func runNextBatch() -> [(@Sendable (Result<EventResult, any Error>) -> Void, Result<EventResult, any Error>)]? {
-        let batch = queue.withLock { queue in
-            let batch = Array(queue.jobs.prefix(Self.maxBatch))
-            queue.jobs.removeFirst(batch.count)
-            if batch.isEmpty { queue.active = false }
-            return batch
-        }
-        if batch.isEmpty { return nil }
+    /// Runs one batch; returns each job's completion with its result, called by the queue outside
+    /// the writer lock once the jobs (and their bodies) are released: `update` relies on that.
+    private func runBatch(_ batch: [WriteJob]) -> [(@Sendable (Result<EventResult, any Error>) -> Void, Result<EventResult, any Error>)] {
         let now = currentUnixTime()
         let (committed, results) = connection.withLock { writer in
             let (committed, results) = runBatch(batch, writer: &writer, now: now)
             if committed {
                 checkpointIfNeeded(&writer)
                 writer.commitsSincePurge += 1
-                if writer.commitsSincePurge >= Self.purgeEvery {
+                if writer.commitsSincePurge >= StoreRetention.pruneEveryCommits {
                     writer.commitsSincePurge = 0
                     try? writer.prune(now: now, retention: retention)
                 }
@@ -356,10 +322,7 @@ final class GroupCommitWriter: Sendable {
     /// Refuses new jobs, lets the writer finish what is queued, then stops the checkpointer. The
     /// connection stays open for `closeConnection` (the last connection to close removes the WAL files).
     func stopAccepting() {
-        queue.withLock { $0.closed = true }
-        // Polled rather than `thread.sync`, which would deadlock when the last reference drops on the
-        // writer thread.
-        while queue.withLock({ $0.active }) { usleep(1_000) }
+        queue.close()
         checkpointer.close()
     }
 

@@ -20,6 +20,8 @@ public struct StoreRetention: Sendable, Equatable {
 
     public static let `default` = StoreRetention()
 
+    /// A writer runs a prune step every this many committed transactions (and one at start).
+    public static let pruneEveryCommits = 512
     /// Rows one prune step deletes at most (per table), so that a prune never holds the writer long.
     public static let pruneBatch = 500
     /// Event ids of one user deleted per transaction when the user is erased (the rest in the next

@@ -290,9 +290,9 @@ let sampleState = UserState(
             let stats = store.writeStatistics
             #expect(stats.updates - before.updates == total + 1)
             // The held transaction, then the queued updates in batches of at most `maxBatch`.
-            let batches = (total + GroupCommitWriter.maxBatch - 1) / GroupCommitWriter.maxBatch
+            let batches = (total + GroupCommitQueue<WriteJob>.maxBatch - 1) / GroupCommitQueue<WriteJob>.maxBatch
             #expect(stats.commits - before.commits == 1 + batches)
-            #expect(stats.largestBatch == GroupCommitWriter.maxBatch)
+            #expect(stats.largestBatch == GroupCommitQueue<WriteJob>.maxBatch)
         }
     }
 
