@@ -163,10 +163,7 @@ public final class PostgresSheetStore: SheetStore {
         enqueue(PostgresWriteJob(userId: userId, eventId: eventId, body: body, completion: completion))
     }
 
-    /// Has the writers read the catalog version in every batch's transaction (after the batch's
-    /// updates were submitted) and call `check` with it before any of their bodies runs. A service
-    /// that reloads its catalog there when the version moved can let its bodies take the catalog
-    /// as it is when they run, instead of reading the version per request.
+    /// See `SharedSheetStore.checkCatalogVersionPerBatch`.
     public func checkCatalogVersionPerBatch(_ check: @escaping @Sendable (Int64) -> Void) {
         catalogCheck.set(check)
     }
@@ -307,4 +304,3 @@ public final class PostgresSheetStore: SheetStore {
 }
 
 func currentUnixSeconds() -> Int64 { Int64(time(nil)) }
-
