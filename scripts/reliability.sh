@@ -3,7 +3,7 @@
 #
 #   scripts/reliability.sh [--quick] [--no-report] [DRIVER...]
 #
-# DRIVER is any of: crash graceful storage concurrency corpus slow auth fuzz crash-pg concurrency-pg
+# DRIVER is any of: crash graceful storage concurrency corpus slow hostile auth fuzz crash-pg concurrency-pg
 # (default: all; the -pg ones run on a throwaway PostgreSQL started by scripts/postgres.sh).
 # --quick    shorter rounds (a smoke of every driver, about a minute)
 # --no-report  do not rewrite RELIABILITY.md (the figures still go to .build/reliability-results.jsonl)
@@ -25,11 +25,11 @@ for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --no-report) write_report=0 ;;
-    crash|graceful|storage|concurrency|corpus|slow|auth|fuzz|crash-pg|concurrency-pg) drivers+=("$arg") ;;
+    crash|graceful|storage|concurrency|corpus|slow|hostile|auth|fuzz|crash-pg|concurrency-pg) drivers+=("$arg") ;;
     *) say "unknown argument $arg"; exit 2 ;;
   esac
 done
-[ ${#drivers[@]} -gt 0 ] || drivers=(auth corpus concurrency crash graceful storage slow fuzz crash-pg concurrency-pg)
+[ ${#drivers[@]} -gt 0 ] || drivers=(auth corpus concurrency crash graceful storage slow hostile fuzz crash-pg concurrency-pg)
 
 export SHEETD_BIN=${SHEETD_BIN:-$root/.build/release/sheetd}
 [ -x "$SHEETD_BIN" ] || { say "no binary at $SHEETD_BIN (run: make release)"; exit 2; }
@@ -67,13 +67,13 @@ export PYTHONUNBUFFERED=1
 cd "$root/scripts/reliability"
 
 # driver: time limit (s), full arguments, quick arguments
-declare -A limit=( [crash]=300 [graceful]=120 [storage]=180 [concurrency]=120 [corpus]=240 [slow]=120 [auth]=60 [fuzz]=600
+declare -A limit=( [crash]=300 [graceful]=120 [storage]=180 [concurrency]=120 [corpus]=240 [slow]=120 [hostile]=180 [auth]=60 [fuzz]=600
                   [crash-pg]=240 [concurrency-pg]=120 )
 declare -A full=( [crash]="--rounds 20" [graceful]="--rounds 5" [storage]="" [concurrency]="--seconds 4"
-                  [corpus]="--repeat 30" [slow]="--slow 300 --seconds 6" [auth]="" [fuzz]="--max-examples 100 --min-cases 1000"
+                  [corpus]="--repeat 30" [slow]="--slow 300 --seconds 6" [hostile]="--seconds 20 --long-polls 1000 --cycles 1000" [auth]="" [fuzz]="--max-examples 100 --min-cases 1000"
                   [crash-pg]="--rounds 12" [concurrency-pg]="--seconds 4" )
 declare -A short=( [crash]="--rounds 3" [graceful]="--rounds 1" [storage]="" [concurrency]="--seconds 1"
-                   [corpus]="--repeat 3 --parallel-seconds 3" [slow]="--slow 100 --seconds 2" [auth]="" [fuzz]="--max-examples 10 --min-cases 100"
+                   [corpus]="--repeat 3 --parallel-seconds 3" [slow]="--slow 100 --seconds 2" [hostile]="--seconds 4 --long-polls 200 --cycles 200" [auth]="" [fuzz]="--max-examples 10 --min-cases 100"
                    [crash-pg]="--rounds 3" [concurrency-pg]="--seconds 1" )
 declare -A script=( [crash-pg]="crash.py --backend postgres" [concurrency-pg]="concurrency.py --backend postgres" )
 
@@ -98,11 +98,11 @@ for d in "${drivers[@]}"; do
 done
 say "total $(( $(date +%s) - started )) s"
 
-if [ $write_report = 1 ] && [ $quick = 0 ] && [ ${#failed[@]} = 0 ] && [ $ran = 10 ]; then
+if [ $write_report = 1 ] && [ $quick = 0 ] && [ ${#failed[@]} = 0 ] && [ $ran = 11 ]; then
   python3 report.py "$results" "$root/RELIABILITY.md"
   say "wrote RELIABILITY.md"
 elif [ $write_report = 1 ]; then
-  say "RELIABILITY.md not rewritten (only a full run of all 10 drivers, all passing, writes it)"
+  say "RELIABILITY.md not rewritten (only a full run of all 11 drivers, all passing, writes it)"
 fi
 if [ ${#failed[@]} -gt 0 ]; then say "failed: ${failed[*]}"; exit 1; fi
 say "all passed"

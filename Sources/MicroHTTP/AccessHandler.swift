@@ -180,7 +180,7 @@ extension ServerCore {
         case .deferred:
             preconditionFailure("a deferred response reached send() unsettled")
         case .stream(let maxPendingBytes, let start):
-            let stream = EventStream(maxPendingBytes: maxPendingBytes, registry: streams, monitor: peerMonitor)
+            let stream = EventStream(maxPendingBytes: maxPendingBytes, registry: streams, monitor: peerMonitor, budget: streamBudget)
             stream.attach(connection)
             if !streams.add(stream) { stream.end() }  // the server is stopping: the body ends at once
             request.stream = stream

@@ -18,8 +18,11 @@ import Musl
 ///
 /// A stream ends when its owner calls `finish` (pending bytes are sent first), when the server stops,
 /// when the client goes away, or when a reader is too slow: more than `maxPendingBytes` waiting closes
-/// the connection at once, so one slow client can never hold memory or delay other streams.
-public final class EventStream: Sendable {
+/// the connection at once, so one slow client can never hold memory or delay other streams. What the
+/// stream holds is only what MHD has not taken yet (bytes handed to MHD leave the buffer at once), and
+/// every stream of the server draws on one `StreamBufferBudget`: a stream whose next bytes would take
+/// the total over it is cut the same way.
+public final class EventStream: Sendable, PeerWatcher {
     /// `@unchecked Sendable` invariant: `connection` is only used under the stream's lock, and only while
     /// `completed` is false (MHD frees the connection after NOTIFY_COMPLETED, which sets it).
     private struct State: @unchecked Sendable {
@@ -28,19 +31,30 @@ public final class EventStream: Sendable {
         var socket: Int32 = -1
         /// The peer monitor's token for `socket` (0: not watched).
         var watchToken: UInt = 0
+        /// Bytes not handed to MHD yet, oldest first, from `sent` on.
         var pending: [UInt8] = []
-        /// Bytes of `pending` already handed to MHD.
+        /// Bytes at the front of `pending` already handed to MHD (dropped at the next `send`).
         var sent = 0
         /// The reader suspended the connection and nobody resumed it yet.
         var suspended = false
         /// No more bytes are accepted; the reader ends the body once `pending` is sent.
         var ending = false
-        /// Too slow a reader: the reader aborts the connection.
-        var overflowed = false
+        /// Why the reader aborts the connection: too slow a reader, or a client already gone.
+        var cut: CutReason?
         /// The connection completed (NOTIFY_COMPLETED): nothing may touch it any more.
         var completed = false
         var lastWriteMicros: Int
         var onClose: (@Sendable (EventStream) -> Void)?
+    }
+
+    /// Why a stream was cut rather than ended.
+    enum CutReason: Sendable {
+        /// The client closed its end (a normal disconnect).
+        case peerClosed
+        /// The reader left more than `maxPendingBytes` unread.
+        case readerTooSlow
+        /// The server's buffered stream bytes reached their budget.
+        case budgetExhausted
     }
 
     private let state: Mutex<State>
@@ -50,25 +64,25 @@ public final class EventStream: Sendable {
     private let registry: OpenStreams?
     /// Tells this stream when its client closes while it waits.
     private let monitor: StreamPeerMonitor?
+    /// The bytes all streams of the server may hold together (nil: only `maxPendingBytes` bounds).
+    private let budget: StreamBufferBudget?
 
-    init(maxPendingBytes: Int, registry: OpenStreams?, monitor: StreamPeerMonitor?) {
+    init(maxPendingBytes: Int, registry: OpenStreams?, monitor: StreamPeerMonitor?, budget: StreamBufferBudget? = nil) {
         self.maxPendingBytes = maxPendingBytes
         self.registry = registry
         self.monitor = monitor
+        self.budget = budget
         self.state = Mutex(State(lastWriteMicros: monotonicMicros()))
     }
 
     /// Queues `bytes`; false when the stream is closed or ending (then nothing was queued). More than
-    /// `maxPendingBytes` waiting closes the stream (and answers false).
+    /// `maxPendingBytes` waiting, or the server's budget for stream bytes spent, closes the stream (and
+    /// answers false): the client reconnects with `Last-Event-ID` and gets the newest event.
     @discardableResult
     public func send(_ bytes: [UInt8]) -> Bool {
         state.withLock { s in
             guard !s.ending, !s.completed else { return false }
-            if s.pending.count - s.sent + bytes.count > maxPendingBytes {
-                // A peer that reads nothing never lets MHD call the reader again.
-                abort(&s)
-                return false
-            }
+            guard reserve(bytes.count, &s) else { return false }
             s.pending.append(contentsOf: bytes)
             s.lastWriteMicros = monotonicMicros()
             wake(&s)
@@ -76,14 +90,46 @@ public final class EventStream: Sendable {
         }
     }
 
-    /// Queues `bytes` (when given) as the last ones, then ends the body. Idempotent.
+    /// Queues `bytes` (when given) as the last ones, then ends the body. Idempotent. Bytes over the
+    /// limits are not queued (the body then just ends).
     public func finish(with bytes: [UInt8]? = nil) {
         state.withLock { s in
             guard !s.ending, !s.completed else { return }
-            if let bytes { s.pending.append(contentsOf: bytes) }
+            if let bytes, reserve(bytes.count, &s) { s.pending.append(contentsOf: bytes) }
+            guard !s.completed, s.cut == nil else { return }
             s.ending = true
             wake(&s)
         }
+    }
+
+    /// Under the lock: makes room for `count` more bytes, or cuts the stream and answers false. The
+    /// prefix MHD already took is dropped first, so the buffer never holds more than it may.
+    private func reserve(_ count: Int, _ s: inout State) -> Bool {
+        if s.sent > 0 {
+            s.pending.removeFirst(s.sent)
+            s.sent = 0
+        }
+        if s.pending.count + count > maxPendingBytes {
+            // A peer that reads nothing never lets MHD call the reader again.
+            abort(&s, .readerTooSlow)
+            return false
+        }
+        if let budget, !budget.take(count) {
+            abort(&s, .budgetExhausted)
+            return false
+        }
+        if s.pending.capacity < s.pending.count + count {
+            // Grown by hand: the array's own doubling would hold up to twice the cap.
+            s.pending.reserveCapacity(min(maxPendingBytes, max(s.pending.count + count, 2 * s.pending.capacity)))
+        }
+        return true
+    }
+
+    /// Under the lock: gives the budget back what the buffer holds and empties it.
+    private func releaseBuffer(_ s: inout State) {
+        budget?.give(s.pending.count - s.sent)
+        s.pending = []
+        s.sent = 0
     }
 
     /// Whether the stream still takes bytes.
@@ -105,19 +151,25 @@ public final class EventStream: Sendable {
 
     /// Under the lock: drops the connection now. Shutting the socket down makes MHD's next send fail, and
     /// MHD closes the connection. (MHD closes the descriptor only after NOTIFY_COMPLETED, which
-    /// `completed` guards, so it is still this connection's.)
-    private func abort(_ s: inout State) {
-        guard !s.completed else { return }
-        s.overflowed = true
+    /// `completed` guards, so it is still this connection's.) Nothing buffered is kept for it.
+    private func abort(_ s: inout State, _ reason: CutReason) {
+        guard !s.completed, s.cut == nil else { return }
+        s.cut = reason
         s.ending = true
+        releaseBuffer(&s)
         if s.socket >= 0 { _ = shutdown(s.socket, Int32(SHUT_RDWR)) }
         wake(&s)
     }
 
     /// The client closed its end (seen by the peer monitor while the stream waited).
     func peerClosed() {
-        state.withLock { abort(&$0) }
+        state.withLock { abort(&$0, .peerClosed) }
     }
+
+    /// Bytes held for MHD now (what the budget counts).
+    var bufferedBytes: Int { state.withLock { $0.pending.count - $0.sent } }
+    /// Bytes in the buffer, the already-sent prefix not dropped yet included (for tests).
+    var heldBytes: Int { state.withLock { $0.pending.count } }
 
     /// Under the lock: resumes the connection when the reader parked it.
     private func wake(_ s: inout State) {
@@ -152,7 +204,11 @@ public final class EventStream: Sendable {
     /// or suspends the connection and returns 0, or ends the body.
     func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
         state.withLock { s in
-            if s.overflowed { return cmhd_end_with_error() }
+            if let cut = s.cut {
+                // MHD logs the error end as a warning of its own; the stream's log line says why.
+                ExpectedConnectionClose.note(cut)
+                return cmhd_end_with_error()
+            }
             let available = s.pending.count - s.sent
             if available > 0 {
                 let n = min(max, available)
@@ -160,6 +216,7 @@ public final class EventStream: Sendable {
                     _ = memcpy(buffer, raw.baseAddress! + s.sent, n)
                 }
                 s.sent += n
+                budget?.give(n)
                 if s.sent == s.pending.count {
                     // All handed to MHD: free the buffer rather than keep an event's worth of capacity
                     // per idle stream (10 000 streams would hold megabytes).
@@ -186,8 +243,7 @@ public final class EventStream: Sendable {
             s.suspended = false
             s.connection = nil
             s.socket = -1
-            s.pending = []
-            s.sent = 0
+            releaseBuffer(&s)
             defer { s.onClose = nil }
             return s.onClose
         }

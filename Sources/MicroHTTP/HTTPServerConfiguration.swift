@@ -33,6 +33,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxQueryParameters: Int = 16
     /// One JSON line per request on stdout (turn off for benchmarks).
     public var accessLog: Bool = true
+    /// Bytes all event streams together may hold for readers that have not taken them yet; a stream
+    /// whose next event would go over is cut (its client reconnects with `Last-Event-ID`).
+    public var streamBufferBudgetBytes: Int = HTTPServerConfiguration.defaultStreamBufferBudgetBytes
+    public static let defaultStreamBufferBudgetBytes = 64 * 1024 * 1024
 
     public init() {}
 

@@ -8,7 +8,7 @@ import Synchronization
 /// `MHD_suspend_connection`, so the worker thread serves other connections instead of blocking.
 ///
 /// Settling after the server gave up on the request (shutdown) is a harmless no-op.
-public final class ResponsePromise: Sendable {
+public final class ResponsePromise: Sendable, PeerWatcher {
     /// `@unchecked Sendable`: the connection pointer is only used under the promise's lock, to resume
     /// the connection this promise parked (MHD_resume_connection is safe from any thread).
     private struct State: @unchecked Sendable {
@@ -16,6 +16,11 @@ public final class ResponsePromise: Sendable {
         var settled = false
         /// The connection suspended by `parkUnlessSettled` and not resumed yet.
         var parkedConnection: OpaquePointer?
+        /// Runs when the client goes away while the request is parked (`onPeerClosed`).
+        var peerClosedHandler: (@Sendable () -> Void)?
+        /// The parked socket and the peer monitor's token for it (0: not watched).
+        var watchedSocket: Int32 = -1
+        var watchToken: UInt = 0
     }
 
     private let state = Mutex(State())
@@ -32,6 +37,23 @@ public final class ResponsePromise: Sendable {
         self.requestId = requestId
         self.registry = registry
         self.settledSignal = registry == nil ? DispatchSemaphore(value: 0) : nil
+    }
+
+    /// Asks to be told when the client closes its connection while the request is parked (a long wait,
+    /// such as a long-poll): `handler` runs once, on another thread, and should settle the promise, which
+    /// ends the request now instead of at the end of its wait. Call before the handler returns; a
+    /// request that is not parked (answered at once) is never watched. Short waits (an event's commit)
+    /// should not ask: watching costs two system calls.
+    public func onPeerClosed(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.peerClosedHandler = handler }
+    }
+
+    func peerClosed() {
+        let handler = state.withLock { s -> (@Sendable () -> Void)? in
+            defer { s.peerClosedHandler = nil }
+            return s.settled ? nil : s.peerClosedHandler
+        }
+        handler?()
     }
 
     /// Settles with `response`.
@@ -70,6 +92,10 @@ public final class ResponsePromise: Sendable {
         guard s.settled, let connection = s.parkedConnection else { return }
         s.parkedConnection = nil
         registry?.remove(self)
+        if s.watchToken != 0 {
+            registry?.monitor?.unwatch(s.watchedSocket, token: s.watchToken)
+            s.watchToken = 0
+        }
         // Under the lock: the access handler parks only under it too, so a resume never precedes its
         // suspend, and a connection is resumed exactly once.
         MHD_resume_connection(connection)
@@ -120,6 +146,10 @@ public final class ResponsePromise: Sendable {
                 return s.response
             }
             s.parkedConnection = connection
+            if s.peerClosedHandler != nil, let monitor = registry?.monitor {
+                s.watchedSocket = cmhd_connection_fd(connection)
+                s.watchToken = monitor.watch(s.watchedSocket, self)
+            }
             MHD_suspend_connection(connection)
             return nil
         }
@@ -145,6 +175,12 @@ final class ParkedRequests: Sendable {
         var closed = false
     }
     private let registry = Mutex(Registry())
+    /// Watches the sockets of parked requests that asked for it (`ResponsePromise.onPeerClosed`).
+    let monitor: StreamPeerMonitor?
+
+    init(monitor: StreamPeerMonitor? = nil) {
+        self.monitor = monitor
+    }
 
     static let shutdownProblem = Problem.unavailable("The server is shutting down.", retryAfterSeconds: 1)
 

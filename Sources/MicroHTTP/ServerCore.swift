@@ -23,11 +23,13 @@ final class ServerCore: Sendable {
     /// The last MHD log line, for start-up errors ("Failed to bind to port …").
     let lastDaemonMessage = Mutex<String?>(nil)
     /// Requests suspended while their deferred response is produced.
-    let parked = ParkedRequests()
+    let parked: ParkedRequests
     /// Long-lived streaming responses still open.
     let streams = OpenStreams()
-    /// Notices clients of waiting streams that go away.
+    /// Notices clients of waiting streams (and long waits) that go away.
     let peerMonitor = StreamPeerMonitor()
+    /// What all streams may buffer together.
+    let streamBudget: StreamBufferBudget
     /// Worker threads on which MHD just failed to build an answer's header section (see
     /// `answerHeaderFailed`); at most one entry per worker, and only for an instant.
     private let unansweredOn = Mutex<[pthread_t]>([])
@@ -47,6 +49,8 @@ final class ServerCore: Sendable {
         self.headerMemory = configuration.headerMemoryLimit
         self.accessLog = configuration.accessLog
         self.draining = Atomic(draining)
+        self.parked = ParkedRequests(monitor: peerMonitor)
+        self.streamBudget = StreamBufferBudget(limit: configuration.streamBufferBudgetBytes)
     }
 }
 
@@ -178,6 +182,14 @@ let daemonLogCallback: MHD_LogCallback = { cls, format, args in
         let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
         core.lastDaemonMessage.withLock { $0 = message }
         if message.hasPrefix(ServerCore.answerHeaderFailed) { core.noteUnanswered() }
+    }
+    if let reason = ExpectedConnectionClose.take(for: message) {
+        switch reason {
+        case .peerClosed: Log.write(.debug, "stream closed by its client")
+        case .readerTooSlow: Log.write(.info, "stream cut: its reader fell behind (it may reconnect with Last-Event-ID)")
+        case .budgetExhausted: Log.write(.warn, "stream cut: the server's budget for buffered stream bytes is spent")
+        }
+        return
     }
     Log.write(.warn, "libmicrohttpd", [("detail", .string(message))])
 }

@@ -7,16 +7,24 @@ import Glibc
 import Musl
 #endif
 
-/// Notices at once when the client of a stream goes away.
+/// A parked connection's owner, told when its client goes away.
+protocol PeerWatcher: AnyObject, Sendable {
+    /// The client closed its end; runs on the monitor's thread, with no lock of the monitor held.
+    func peerClosed()
+}
+
+/// Notices at once when the client of a suspended connection goes away: a stream waiting for its next
+/// event, or a long-poll waiting for a change.
 ///
-/// A stream waiting for its next event is a suspended connection, and MHD takes suspended sockets out
-/// of its epoll set: a client's close would go unseen until the next write (a heartbeat, seconds
-/// later), holding its descriptor, its memory and its place under the per-user limit. This monitor
-/// keeps every stream socket in its own epoll set, asking only for the peer's close (EPOLLRDHUP), and
-/// on one shuts the socket down and resumes the connection, so MHD finishes it now.
+/// MHD takes suspended sockets out of its epoll set: a client's close would go unseen until the next
+/// write (a heartbeat, seconds later; for a long-poll, the end of its wait), holding its descriptor,
+/// its memory, its place in the connection limit and its place under the per-user limit. This monitor
+/// keeps every such socket in its own epoll set, asking only for the peer's close (EPOLLRDHUP), and
+/// on one tells the owner, which ends the connection now (a stream shuts its socket down, a long-poll
+/// answers) and resumes it, so MHD finishes it.
 final class StreamPeerMonitor: Sendable {
     private struct Watched {
-        var streams: [UInt: EventStream] = [:]
+        var streams: [UInt: any PeerWatcher] = [:]
         var nextToken: UInt = 1
     }
 
@@ -38,7 +46,7 @@ final class StreamPeerMonitor: Sendable {
     }
 
     /// Starts watching `socket` for `stream`; the token to `unwatch` with (0: not watched).
-    func watch(_ socket: Int32, _ stream: EventStream) -> UInt {
+    func watch(_ socket: Int32, _ stream: any PeerWatcher) -> UInt {
         guard epoll >= 0, socket >= 0, !stopped.load(ordering: .relaxed) else { return 0 }
         startThreadOnce()
         let token = watched.withLock { w -> UInt in

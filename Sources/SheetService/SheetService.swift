@@ -32,6 +32,10 @@ public final class SheetService: Sendable {
     let decisions: DecisionCache
     /// How much one user may store; events beyond are refused with 409.
     let stateLimits: UserStateLimits
+    /// How large the catalog may grow; catalog writes beyond are refused with 409.
+    let catalogLimits: CatalogLimits
+    /// How many events one user may report per minute; more are refused with 429.
+    let eventRate: EventRateLimiter
     /// Serializes catalog writes so the store and the snapshot change in the same order.
     let catalogWrites = Mutex(())
     /// Wakes the streams and long-polls whose decision a write or a catalog change may have changed.
@@ -52,7 +56,9 @@ public final class SheetService: Sendable {
         store: any SheetStore, tokens: TokenVerifier, metrics: HTTPMetrics, openAPIDocument: [UInt8],
         decisionCacheUsers: Int = Configuration.defaultDecisionCacheUsers,
         maxStreams: Int = Configuration.defaultMaxStreams, streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
-        stateLimits: UserStateLimits = UserStateLimits(), clock: @escaping @Sendable () -> Timestamp = Timestamp.now
+        stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
+        eventsPerUserPerMinute: Int = Configuration.defaultEventsPerUserPerMinute,
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
         self.store = store
         self.shared = store as? any SharedSheetStore
@@ -64,6 +70,8 @@ public final class SheetService: Sendable {
         self.clock = clock
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         self.stateLimits = stateLimits
+        self.catalogLimits = catalogLimits
+        self.eventRate = EventRateLimiter(eventsPerMinute: eventsPerUserPerMinute)
         self.decisions = DecisionCache(users: decisionCacheUsers)
         self.tokens = tokens
         self.metrics = metrics
@@ -140,6 +148,11 @@ public final class SheetService: Sendable {
         router.add(.GET, "/v1/users/{userId}/state") { [self] in try userState($0) }
         router.add(.DELETE, "/v1/users/{userId}") { [self] in try deleteUser($0) }
         return router
+    }
+
+    /// Why `definitions` (the `--catalog` file) would not fit the catalog limits, or nil when they do.
+    public func catalogLimitViolation(_ definitions: [SheetDefinition]) -> CatalogLimits.Violation? {
+        catalogLimits.violation(upserting: definitions, into: catalog)
     }
 
     /// Upserts a whole catalog (the `--catalog` file) in one transaction.

@@ -77,20 +77,8 @@ import Testing
     /// SIGTERM while a request is in flight: the request is answered, the process exits 0, and the
     /// shutdown is logged.
     @Test func sigtermLetsInFlightRequestFinish() throws {
-        let dir = FileManager.default.temporaryDirectory.appending(path: "sheetd-term-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", "0", "--db", dir.appending(path: "db.sqlite").path]
-        process.environment = ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let reader = LineReader(out.fileHandleForReading)
-        let listening = try #require(reader.waitFor("\"msg\":\"listening\"", seconds: 10))
-        let port = try #require(Int(listening.split(separator: "\"port\":")[1].prefix { $0.isNumber }))
+        let sheetd = try LaunchedSheetd()
+        let process = sheetd.process, reader = sheetd.reader, port = sheetd.port
 
         // Headers and half the body, then SIGTERM, then the rest of the body.
         let socket = try RawSocket(port: port)
@@ -108,6 +96,22 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(reader.waitFor("\"msg\":\"stopped\"", seconds: 5) != nil)
+    }
+
+    /// A client closing its decision stream is a normal disconnect: no `warn` line for it (each close
+    /// used to log libmicrohttpd's "application error generating response").
+    @Test func closedStreamsAreNotWarnings() throws {
+        let sheetd = try LaunchedSheetd(["--access-log", "false"])
+        let reader = sheetd.reader, port = sheetd.port
+        for i in 0..<50 {
+            let stream = try EventStreamClient(
+                port: port, target: "/v1/users/q\(i % 5)/decision/stream?screen=home&platform=ios", headers: [("Authorization", "Bearer admin")])
+            #expect(stream.head.status == 200)
+            _ = try stream.next()
+        }
+        // The last stream's close is seen and logged (at debug) before this marker request's line.
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(reader.count { $0.contains("\"level\":\"warn\"") } == 0, "\(reader.all.filter { $0.contains("warn") }.prefix(3))")
     }
 
     /// One SIGTERM always stops the server, under load too, in the configuration in which a first
@@ -197,6 +201,19 @@ final class LineReader: @unchecked Sendable {
             }
         }
     }
+    /// Lines read so far that satisfy `predicate`.
+    func count(where predicate: (String) -> Bool) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines.filter(predicate).count
+    }
+
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines
+    }
+
     func waitFor(_ needle: String, seconds: Double) -> String? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
@@ -205,6 +222,44 @@ final class LineReader: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.02)
         }
         return nil
+    }
+}
+
+/// `sheetd serve --port 0` over a database in a temporary directory, its stdout read line by line;
+/// stopped (SIGKILL if still running) and cleaned up when released.
+final class LaunchedSheetd {
+    let process = Process()
+    let reader: LineReader
+    let port: Int
+    private let directory: URL
+
+    /// Admin token `admin`, JWT secret `secret`; `arguments` follow `serve --port 0 --db <temp file>`.
+    init(_ arguments: [String] = []) throws {
+        directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-process-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        process.executableURL = ProcessTests.binary
+        process.arguments = ["serve", "--port", "0", "--db", directory.appending(path: "db.sqlite").path] + arguments
+        process.environment = ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        reader = LineReader(out.fileHandleForReading)
+        guard let listening = reader.waitFor("\"msg\":\"listening\"", seconds: 10),
+            let port = Int(listening.split(separator: "\"port\":")[1].prefix { $0.isNumber })
+        else {
+            process.terminate()
+            throw TestError("sheetd did not report its port")
+        }
+        self.port = port
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
     }
 }
 

@@ -238,20 +238,8 @@ import Testing
     /// SIGTERM: open streams get a final `shutdown` event and end, and the process exits 0 well within
     /// the drain timeout.
     @Test func sigtermSendsShutdownAndExitsZero() throws {
-        let dir = FileManager.default.temporaryDirectory.appending(path: "sheetd-sse-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let process = Process()
-        process.executableURL = ProcessTests.binary
-        process.arguments = ["serve", "--port", "0", "--db", dir.appending(path: "db.sqlite").path, "--drain-timeout", "5"]
-        process.environment = ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let reader = LineReader(out.fileHandleForReading)
-        let listening = try #require(reader.waitFor("\"msg\":\"listening\"", seconds: 10))
-        let port = try #require(Int(listening.split(separator: "\"port\":")[1].prefix { $0.isNumber }))
+        let sheetd = try LaunchedSheetd(["--drain-timeout", "5"])
+        let process = sheetd.process, port = sheetd.port
         let streams = try (0..<3).map { _ in
             try EventStreamClient(
                 port: port, target: "/v1/users/s/decision/stream?screen=home&platform=android",

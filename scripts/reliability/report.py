@@ -36,6 +36,7 @@ def run():
     pgcon = r["concurrency-postgres"][0]
     cor = r["corpus"][0]
     slow = r["slow"][0]
+    hostile = r["hostile"][0]
     auth = r["auth"][0]
     fuzz = r["schemathesis"][0]
     try:
@@ -94,6 +95,10 @@ def run():
         "slow_idle": slow["idle_closed"], "slow_timeout": slow["idle_timeout_s"], "slow_within": slow["idle_closed_within_s"],
         "auth_kinds": auth["bad_token_kinds"], "auth_routes": auth["routes"], "auth_checked": auth["rejections_checked"],
         "auth_lines": auth["log_lines_scanned"],
+        "h_writes": hostile["writes"], "h_cuts": hostile["cuts"], "h_rss0": hostile["rss_start_mib"], "h_rss_peak": hostile["rss_peak_mib"],
+        "h_lp_settled": hostile.get("closed_1000_settled_s", "?"), "h_lp_limited": hostile.get("closed_320_settled_s", "?"),
+        "h_expired": hostile["expired_stream_lasted_s"], "h_accepted": hostile["events_accepted_of_700"],
+        "h_cycles": hostile["disconnect_cycles"], "h_warns": hostile["warn_lines"],
     }
     text = open(TEMPLATE).read()
     for k, v in values.items():

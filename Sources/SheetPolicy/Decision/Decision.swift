@@ -62,7 +62,17 @@ public struct Decision: Sendable, Equatable {
         trace: [String], validUntil: Timestamp? = nil
     ) {
         self.present = present; self.reason = reason; self.stack = stack; self.yielded = yielded; self.held = held
-        self.trace = trace; self.validUntil = validUntil
+        self.trace = Self.bounded(trace); self.validUntil = validUntil
+    }
+
+    /// Trace lines a decision carries at most; the rest are counted in a last line. With the catalog's
+    /// per-screen cap this bounds the size of every decision (and of a stream's event).
+    public static let maximumTraceLines = 128
+
+    private static func bounded(_ trace: [String]) -> [String] {
+        guard trace.count > maximumTraceLines else { return trace }
+        let omitted = trace.count - (maximumTraceLines - 1)
+        return Array(trace.prefix(maximumTraceLines - 1)) + ["trace: \(omitted) more lines not shown"]
     }
 }
 

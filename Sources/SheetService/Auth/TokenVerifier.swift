@@ -61,6 +61,19 @@ public struct TokenVerifier: Sendable {
 
     /// The principal for an `Authorization` header value.
     public func principal(authorization: String?, now: Int64) throws(TokenError) -> Principal {
+        try verified(authorization: authorization, now: now).principal
+    }
+
+    /// Until when (Unix seconds) the credentials of an `Authorization` header value stay valid: a
+    /// user token's `exp` plus the leeway; nil for the admin token, which does not expire.
+    public func validUntil(authorization: String?, now: Int64) throws(TokenError) -> Int64? {
+        guard let exp = try verified(authorization: authorization, now: now).exp else { return nil }
+        let (limit, overflow) = exp.addingReportingOverflow(clockSkewSeconds)
+        return overflow ? Int64.max : limit
+    }
+
+    /// The principal of an `Authorization` header value, with its token's `exp` (nil: the admin).
+    private func verified(authorization: String?, now: Int64) throws(TokenError) -> (principal: Principal, exp: Int64?) {
         guard let authorization, !authorization.isEmpty else { throw .missing }
         let token: String
         if let fast = BearerFastPath.token(authorization) {
@@ -73,17 +86,18 @@ public struct TokenVerifier: Sendable {
         guard !token.isEmpty else { throw .notBearer }
         guard token.utf8.count <= Self.maximumTokenBytes else { throw .tooLong }
         // The admin token is never cached, so a cache hit is always a user token that verified.
-        if let entry = verified.lookup(token) { return .user(try entry.check(now: now, skew: clockSkewSeconds)) }
-        if constantTimeEquals(SHA256.hash(Array(token.utf8)), adminDigest) { return .admin }
-        return .user(try verifyUserToken(token, now: now, cache: true))
+        if let entry = verified.lookup(token) { return (.user(try entry.check(now: now, skew: clockSkewSeconds)), entry.exp) }
+        if constantTimeEquals(SHA256.hash(Array(token.utf8)), adminDigest) { return (.admin, nil) }
+        let entry = try verifyUserToken(token, now: now, cache: true)
+        return (.user(entry.subject), entry.exp)
     }
 
     /// Verifies an HS256 JWT and returns its subject.
     public func verifyUserToken(_ token: String, now: Int64) throws(TokenError) -> String {
-        try verifyUserToken(token, now: now, cache: false)
+        try verifyUserToken(token, now: now, cache: false).subject
     }
 
-    private func verifyUserToken(_ token: String, now: Int64, cache: Bool) throws(TokenError) -> String {
+    private func verifyUserToken(_ token: String, now: Int64, cache: Bool) throws(TokenError) -> VerifiedTokenCache.Entry {
         guard token.utf8.count <= Self.maximumTokenBytes else { throw .tooLong }
         // Exactly three parts, the dots found in the UTF-8 view (a split by Character would walk
         // grapheme breaks over the whole token on every first request of a token).
@@ -121,7 +135,7 @@ public struct TokenVerifier: Sendable {
         _ = try entry.check(now: now, skew: clockSkewSeconds)
         // Only now is the token known to verify (the time checks are redone on every hit).
         if cache { verified.insert(token, entry) }
-        return sub
+        return entry
     }
 
     /// A signed user token for `sub`, valid for `ttl` seconds from `now`.

@@ -10,7 +10,7 @@ struct ImpressionReport: Equatable {
     init(_ object: [String: JSONValue]) throws(Problem) {
         var r = BodyReader(object)
         let sheetId = r.identifier("sheetId", required: true)
-        eventId = r.identifier("eventId")
+        eventId = r.eventId()
         try r.finish()
         self.sheetId = try r.required(sheetId, "sheetId")
     }

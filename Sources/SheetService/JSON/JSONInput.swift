@@ -93,6 +93,14 @@ struct BodyReader {
         return s
     }
 
+    /// An event's `eventId`: an identifier of at most `EventID.maximumLength` characters. Every id is
+    /// kept for the replay window, so its length is what one event costs the database.
+    mutating func eventId() -> String? {
+        guard let s = identifier("eventId") else { return nil }
+        guard s.utf8.count <= EventID.maximumLength else { fail("eventId", EventID.rule); return nil }
+        return s
+    }
+
     mutating func identifier(_ name: String, required: Bool = false, allowEmpty: Bool = false) -> String? {
         guard let s = string(name, required: required) else { return nil }
         if allowEmpty && s.isEmpty { return s }
@@ -201,6 +209,12 @@ struct BodyReader {
 }
 
 /// User, sheet and container ids: 1 to 128 characters of letters, digits and `._:@-`.
+/// Event ids: a UUID (36 characters) or a ULID (26) fits with room to spare.
+enum EventID {
+    static let maximumLength = 64
+    static let rule = "must be 1 to 64 characters of letters, digits and ._:@- (a UUID fits)"
+}
+
 enum Identifier {
     static let rule = "must be 1 to 128 characters of letters, digits and ._:@-"
 

@@ -31,6 +31,14 @@ enum Problems {
     static let unsupportedMediaType = ProblemType.unsupportedMediaType.problem(
         "the request body must be sent with Content-Type: application/json")
 
+    /// 409 `limit-exceeded`: the request would go over a configured limit. The limit's name and
+    /// maximum are extension members, so a client can tell which one without parsing `detail`.
+    static func limitExceeded(_ detail: String, limit: String, maximum: Int) -> Problem {
+        var problem = ProblemType.limitExceeded.problem(detail)
+        problem.extensionMembers = [("limit", .string(limit)), ("maximum", .int(maximum))]
+        return problem
+    }
+
     static func tooManyRequests(_ detail: String, retryAfterSeconds: Int) -> Problem {
         ProblemType.tooManyRequests.problem(detail, headers: [("Retry-After", String(retryAfterSeconds))])
     }

@@ -33,6 +33,9 @@ public struct Configuration: Sendable {
     public var streamHeartbeatSeconds = Configuration.defaultStreamHeartbeatSeconds
     public static let defaultStreamHeartbeatSeconds = 15
     public var stateLimits = UserStateLimits()
+    public var catalogLimits = CatalogLimits()
+    public var eventsPerUserPerMinute = Configuration.defaultEventsPerUserPerMinute
+    public static let defaultEventsPerUserPerMinute = 600
 
     public init() {}
 
@@ -58,6 +61,13 @@ public struct Configuration: Sendable {
         ("--max-stack-depth", "SHEETD_MAX_STACK_DEPTH", "sheets on a user's stack, 409 beyond (32)"),
         ("--max-content-heights-per-user", "SHEETD_MAX_CONTENT_HEIGHTS_PER_USER", "measured heights kept per user, 409 beyond (512)"),
         ("--max-impressions-per-user", "SHEETD_MAX_IMPRESSIONS_PER_USER", "impression times kept per user, 409 beyond (1024)"),
+        (
+            "--max-events-per-user-per-minute", "SHEETD_MAX_EVENTS_PER_USER_PER_MINUTE",
+            "events one user may report per minute, 429 beyond; 0 turns it off (600)"
+        ),
+        ("--max-sheets", "SHEETD_MAX_SHEETS", "sheets in the catalog, 409 beyond (1000)"),
+        ("--max-sheets-per-screen", "SHEETD_MAX_SHEETS_PER_SCREEN", "sheets naming one screen, 409 beyond (100)"),
+        ("--max-stream-buffer", "SHEETD_MAX_STREAM_BUFFER", "bytes all decision streams may hold for slow readers together (67108864)"),
         ("--env", "SHEETD_ENV", "development or production (development)"),
         ("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file"),
         ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
@@ -152,6 +162,16 @@ public struct Configuration: Sendable {
         }
         if let v = values["--max-impressions-per-user"] {
             c.stateLimits.impressions = try integer(v, "--max-impressions-per-user/SHEETD_MAX_IMPRESSIONS_PER_USER", 1...65_536)
+        }
+        if let v = values["--max-events-per-user-per-minute"] {
+            c.eventsPerUserPerMinute = try integer(v, "--max-events-per-user-per-minute/SHEETD_MAX_EVENTS_PER_USER_PER_MINUTE", 0...1_000_000)
+        }
+        if let v = values["--max-sheets"] { c.catalogLimits.sheets = try integer(v, "--max-sheets/SHEETD_MAX_SHEETS", 1...100_000) }
+        if let v = values["--max-sheets-per-screen"] {
+            c.catalogLimits.sheetsPerScreen = try integer(v, "--max-sheets-per-screen/SHEETD_MAX_SHEETS_PER_SCREEN", 1...10_000)
+        }
+        if let v = values["--max-stream-buffer"] {
+            c.http.streamBufferBudgetBytes = try integer(v, "--max-stream-buffer/SHEETD_MAX_STREAM_BUFFER", 262_144...17_179_869_184)
         }
         if let v = values["--env"] {
             guard let e = Environment(rawValue: v.lowercased()) else {

@@ -65,8 +65,14 @@ public enum ServiceRunner {
                 store: store, tokens: tokens, metrics: metrics, openAPIDocument: openAPIDocument,
                 decisionCacheUsers: configuration.decisionCacheUsers, maxStreams: configuration.maxStreams,
                 streamHeartbeatSeconds: configuration.streamHeartbeatSeconds,
-                stateLimits: configuration.stateLimits)
+                stateLimits: configuration.stateLimits, catalogLimits: configuration.catalogLimits,
+                eventsPerUserPerMinute: configuration.eventsPerUserPerMinute)
             for list in catalogDefinitions {
+                if let violation = service.catalogLimitViolation(list.definitions) {
+                    printError("sheetd: catalog \(list.path): \(violation)")
+                    store.close()
+                    return 2
+                }
                 do {
                     try service.loadCatalog(list.definitions)
                     Log.write(.info, "catalog loaded", [("path", .string(list.path)), ("sheets", .int(list.definitions.count))])

@@ -6,15 +6,54 @@ import Synchronization
 
 /// The sheet catalog: admin writes, any valid token reads.
 extension SheetService {
+    /// `GET /v1/sheets?limit=N&after=ID`: one page of the catalog, ordered by id, with `next` (the
+    /// `after` of the next page, null on the last). Pages keep every answer small whatever the catalog.
     func listSheets(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         _ = try authenticate(request)
-        var w = JSONWriter()
+        var invalid: [(name: String, reason: String)] = []
+        var limit = Self.defaultSheetPage
+        var after: String?
+        for name in request.queryNames() {
+            switch name {
+            case "limit":
+                guard let text = request.query("limit"), let n = Int(text), (1...Self.maximumSheetPage).contains(n) else {
+                    invalid.append(("limit", "must be a whole number from 1 to \(Self.maximumSheetPage)"))
+                    continue
+                }
+                limit = n
+            case "after":
+                guard let id = request.query("after"), Identifier.isValid(id) else {
+                    invalid.append(("after", Identifier.rule))
+                    continue
+                }
+                after = id
+            default:
+                if !invalid.contains(where: { $0.name == name }) { invalid.append((name, "is not a known parameter (limit, after)")) }
+            }
+        }
+        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
         let sheets = catalog.sortedByID
+        // Ids are sorted in byte order: the page starts at the first id above `after` (binary search).
+        var start = 0
+        if let after {
+            var high = sheets.count
+            while start < high {
+                let middle = (start + high) / 2
+                if after.utf8.lexicographicallyPrecedes(sheets[middle].id.utf8) { high = middle } else { start = middle + 1 }
+            }
+        }
+        let end = min(sheets.count, start + limit)
+        var w = JSONWriter()
         w.object { o in
-            o.arrayMember("sheets") { items in for sheet in sheets { sheet.write(to: &items, withWarnings: true) } }
+            o.arrayMember("sheets") { items in for sheet in sheets[start..<end] { sheet.write(to: &items, withWarnings: true) } }
+            o.member("next", end < sheets.count && end > start ? sheets[end - 1].id : nil)
         }
         return .json(200, w.bytes)
     }
+
+    /// Sheets per page of `GET /v1/sheets` when `limit` is not given, and the most a page may ask for.
+    static let defaultSheetPage = 100
+    static let maximumSheetPage = 500
 
     func getSheet(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         _ = try authenticate(request)
@@ -28,7 +67,9 @@ extension SheetService {
         let id = try pathIdentifier(request, "sheetId")
         let definition = try SheetDefinition.parse(try jsonBody(request), pathId: id).checkedAgainstDesignRules()
         let json = definition.canonicalJSON
+        _ = catalog  // on a shared database: another replica's changes first (it takes `catalogWrites` itself)
         let created = try catalogWrites.withLock { _ throws(Problem) -> Bool in
+            if let violation = catalogLimits.violation(upserting: [definition], into: catalogSnapshot.current) { throw violation.problem }
             let created = try storage { () throws(StoreError) in
                 try store.putSheet(StoredSheet(id: id, json: String(decoding: json, as: UTF8.self)))
             }

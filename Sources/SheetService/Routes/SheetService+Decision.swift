@@ -19,7 +19,7 @@ extension SheetService {
         let answer = try currentAnswer(userId: userId, context: context).answer
         if let condition = request.header("If-None-Match"), EntityTag.matches(condition, answer.etag) {
             if let wait {
-                return longPoll(userId: userId, context: context, answer: answer, waitSeconds: wait)
+                return try longPoll(userId: userId, context: context, answer: answer, waitSeconds: wait)
             }
             return Self.notModified(answer)
         }
@@ -143,9 +143,21 @@ extension SheetService {
         .notModified(headers: [("ETag", answer.etag), ("Cache-Control", "no-cache")] + extraHeaders, representation: answer.body)
     }
 
-    /// Holds the request until the decision differs from the one the client holds or `waitSeconds` pass.
-    private func longPoll(userId: String, context: ClientContext, answer held: DecisionCache.Answer, waitSeconds: Int) -> HTTPResponse {
-        .deferred { [self] promise in
+    /// Holds the request until the decision differs from the one the client holds or `waitSeconds` pass,
+    /// or its client goes away. A user has at most `longPolls.maxPerUser` waiting (429 beyond).
+    private func longPoll(
+        userId: String, context: ClientContext, answer held: DecisionCache.Answer, waitSeconds: Int
+    ) throws(Problem)
+        -> HTTPResponse
+    {
+        do {
+            try longPolls.reserve(userId)
+        } catch {
+            throw Problems.tooManyRequests(
+                "user '\(userId)' already has \(longPolls.maxPerUser) long-polls waiting (Prefer: wait); let one answer first",
+                retryAfterSeconds: 5)
+        }
+        return .deferred { [self] promise in
             let poll = LongPoll(
                 userId: userId, context: context, held: held, waitSeconds: waitSeconds, promise: promise,
                 answer: { [self] in try? currentAnswer(userId: $0, context: $1) },
@@ -153,7 +165,11 @@ extension SheetService {
                     feed.remove($0)
                     longPolls.remove($0)
                 }, clock: clock, wake: { [feed] in feed.schedule($0) })
-            guard longPolls.add(poll) else { return poll.expire() }
+            guard longPolls.add(poll) else {
+                longPolls.release(userId)
+                return poll.expire()
+            }
+            promise.onPeerClosed { [weak poll] in poll?.clientClosed() }
             feed.add(poll)
             // A change committed between the answer above and the registration: look once more.
             feed.schedule(poll)

@@ -114,6 +114,12 @@ extension SheetService {
         userId: String, eventId: String?, kind: String, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
         _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]
     ) -> HTTPResponse {
+        if let retryAfter = eventRate.admit(userId) {
+            return Problems.tooManyRequests(
+                "user '\(userId)' reported more than \(eventRate.eventsPerMinute) events within a minute; retry in \(retryAfter) s",
+                retryAfterSeconds: retryAfter
+            ).response
+        }
         let storedEventId = eventId.map { "\(kind)/\($0)" }
         let clock = self.clock
         let emitted = EmittedActivity()

@@ -2,11 +2,19 @@ import MicroHTTP
 import SheetPolicy
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// `GET /v1/users/{userId}/decision/stream`: the decision as Server-Sent Events, pushed when it changes.
 extension SheetService {
     func decisionStream(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
         let context = try DecisionQuery.context(from: request)
+        // Verified just above: nil only for the admin token, which does not expire.
+        let tokenValidUntil = (try? tokens.validUntil(authorization: request.header("Authorization"), now: Int64(time(nil)))) ?? nil
         if draining.load(ordering: .relaxed) {
             throw Problems.unavailable("sheetd is shutting down; reconnect to another instance")
         }
@@ -48,6 +56,7 @@ extension SheetService {
                 feed.remove(stream)
                 streams.close(stream)
             }
+            if let tokenValidUntil { stream.endWhenTokenExpires(validUntil: tokenValidUntil, now: { Timestamp.now().millisecondsSince1970 }) }
             // A decision that can change by time alone is rechecked at its next boundary.
             stream.armBoundary(fresh.validUntil)
             // A change committed between the answer above and the registration: look once more.

@@ -3,6 +3,12 @@ import MicroHTTP
 import SheetPolicy
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The open decision streams of this process: their limits, heartbeats and shutdown.
 final class DecisionStreams: Sendable {
     /// Why a new stream was refused.
@@ -97,6 +103,12 @@ final class DecisionStreams: Sendable {
     }
 
     static let shutdownEvent = Array("event: shutdown\ndata: {}\n\n".utf8)
+    /// Sent last when the stream's token stops being accepted: reconnect with a fresh token.
+    static let tokenExpiredEvent = Array(
+        "event: token-expired\ndata: {\"detail\":\"the stream's token has expired; reconnect with a fresh token\"}\n\n".utf8)
+    /// Where the token-expiry timers of streams fire.
+    static let expiryQueue = DispatchQueue(label: "sheetd.stream-token-expiry")
+    static let longestExpiryHopMillis: Int64 = 60_000
     static let heartbeat = Array(": heartbeat\n\n".utf8)
 
     private func sendHeartbeats() {
@@ -149,6 +161,26 @@ final class DecisionStream: DecisionWatcher {
             armBoundary(current.validUntil)
             guard current.answer.etag != last else { return }
             if body.send(Self.event(current.answer)) { last = current.answer.etag }
+        }
+    }
+
+    /// Ends the stream with `token-expired` at `validUntil` (Unix seconds, the last second its token is
+    /// accepted; the stream ends when the next begins), as every other route starts answering 401 then.
+    /// The wait is taken in hops of at most a minute, so a stream that closes early leaves nothing
+    /// behind for longer than that, whatever its token's lifetime.
+    func endWhenTokenExpires(validUntil: Int64, now: @escaping @Sendable () -> Int64) {
+        let (endSeconds, overflow) = validUntil.addingReportingOverflow(1)
+        guard !overflow, endSeconds < Int64.max / 1000 else { return }
+        let remaining = endSeconds * 1000 - now()
+        // Ended only once the token check itself refuses it: `time()` reads a coarse clock that may
+        // still show the last second for a few milliseconds after the precise one moved on.
+        if remaining <= 0, TokenVerifier.isExpired(exp: validUntil, now: Int64(time(nil)), leeway: 0) {
+            return body.finish(with: DecisionStreams.tokenExpiredEvent)
+        }
+        let hop = Int(min(max(remaining, 5), DecisionStreams.longestExpiryHopMillis))
+        DecisionStreams.expiryQueue.asyncAfter(deadline: .now() + .milliseconds(hop)) { [weak self] in
+            guard let self, self.body.isOpen else { return }
+            self.endWhenTokenExpires(validUntil: validUntil, now: now)
         }
     }
 

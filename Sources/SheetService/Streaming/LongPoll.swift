@@ -58,6 +58,12 @@ final class LongPoll: DecisionWatcher {
         settle(SheetService.notModified(held, extraHeaders: [preferenceApplied]))
     }
 
+    /// The client went away while waiting: the poll ends now (its answer reaches nobody), so it holds
+    /// neither its connection nor its user's place until the end of its wait.
+    func clientClosed() {
+        settle(SheetService.notModified(held, extraHeaders: [preferenceApplied]))
+    }
+
     private func settle(_ response: HTTPResponse) {
         guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         boundary.cancel()
@@ -66,16 +72,48 @@ final class LongPoll: DecisionWatcher {
     }
 }
 
-/// The long-polls waiting in this process (for shutdown).
+/// The long-polls waiting in this process: their per-user limit, their deadlines and shutdown.
 final class LongPolls: Sendable {
-    private let waiting = Mutex<(polls: [ObjectIdentifier: LongPoll], closed: Bool)>(([:], false))
+    /// Why a new long-poll was refused.
+    enum Refusal: Error { case userFull }
+
+    private struct Registry {
+        var polls: [ObjectIdentifier: LongPoll] = [:]
+        /// Long-polls per user, reserved or waiting.
+        var perUser: [String: Int] = [:]
+        var closed = false
+    }
+
+    /// Long-polls one user may have waiting at once (as decision streams); one more is a 429.
+    let maxPerUser: Int
+    private let waiting = Mutex(Registry())
     private let timers = DispatchQueue(label: "sheetd.long-poll-deadlines")
 
-    /// Registers `poll` and arms its deadline; false after `expireAll` (answer at once instead).
+    init(maxPerUser: Int = 8) {
+        self.maxPerUser = maxPerUser
+    }
+
+    /// Takes one of `userId`'s places; pair with `add` (whose poll gives it back when it settles) or `release`.
+    func reserve(_ userId: String) throws(Refusal) {
+        try waiting.withLock { r throws(Refusal) in
+            if r.perUser[userId, default: 0] >= maxPerUser { throw .userFull }
+            r.perUser[userId, default: 0] += 1
+        }
+    }
+
+    /// Gives back a place of `userId` (a reservation never added, or a poll that settled).
+    func release(_ userId: String) {
+        waiting.withLock { r in
+            let n = (r.perUser[userId] ?? 1) - 1
+            r.perUser[userId] = n > 0 ? n : nil
+        }
+    }
+
+    /// Registers `poll` (reserved) and arms its deadline; false after `expireAll` (answer at once instead).
     func add(_ poll: LongPoll) -> Bool {
-        let added = waiting.withLock { w in
-            if w.closed { return false }
-            w.polls[ObjectIdentifier(poll)] = poll
+        let added = waiting.withLock { r in
+            if r.closed { return false }
+            r.polls[ObjectIdentifier(poll)] = poll
             return true
         }
         if added {
@@ -84,17 +122,25 @@ final class LongPolls: Sendable {
         return added
     }
 
+    /// A poll settled: it leaves the registry and gives its user's place back.
     func remove(_ poll: LongPoll) {
-        _ = waiting.withLock { $0.polls.removeValue(forKey: ObjectIdentifier(poll)) }
+        waiting.withLock { r in
+            guard r.polls.removeValue(forKey: ObjectIdentifier(poll)) != nil else { return }
+            let n = (r.perUser[poll.userId] ?? 1) - 1
+            r.perUser[poll.userId] = n > 0 ? n : nil
+        }
     }
 
     var count: Int { waiting.withLock { $0.polls.count } }
 
+    /// Long-polls of `userId` reserved or waiting, for tests.
+    func count(of userId: String) -> Int { waiting.withLock { $0.perUser[userId] ?? 0 } }
+
     /// Shutdown: every waiting poll answers 304 now (with `Connection: close`, as every answer while draining).
     func expireAll() {
-        let all = waiting.withLock { w in
-            w.closed = true
-            return Array(w.polls.values)
+        let all = waiting.withLock { r in
+            r.closed = true
+            return Array(r.polls.values)
         }
         for poll in all { poll.expire() }
     }

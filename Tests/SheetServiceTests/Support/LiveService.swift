@@ -31,15 +31,17 @@ final class LiveService {
     private let postgresSchema: String?
     let service: SheetService
     let server: HTTPServer
-    let tokens = TokenVerifier(jwtSecret: LiveService.jwtSecret, adminToken: LiveService.adminToken)
+    let tokens: TokenVerifier
     var baseURL: String { "http://127.0.0.1:\(server.port)" }
 
     init(
         catalog: [String]? = nil, maxStreams: Int = Configuration.defaultMaxStreams,
         streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
-        stateLimits: UserStateLimits = UserStateLimits(), postgres: Bool = false,
-        clock: @escaping @Sendable () -> Timestamp = Timestamp.now
+        stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
+        eventsPerUserPerMinute: Int = Configuration.defaultEventsPerUserPerMinute, tokenLeewaySeconds: Int = 60,
+        postgres: Bool = false, clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
+        tokens = TokenVerifier(jwtSecret: LiveService.jwtSecret, adminToken: LiveService.adminToken, clockSkewSeconds: tokenLeewaySeconds)
         directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if postgres {
@@ -57,7 +59,8 @@ final class LiveService {
         }
         service = try SheetService(
             store: sheetStore, tokens: tokens, metrics: HTTPMetrics(), openAPIDocument: Array(LiveService.openAPIText.utf8),
-            maxStreams: maxStreams, streamHeartbeatSeconds: streamHeartbeatSeconds, stateLimits: stateLimits, clock: clock)
+            maxStreams: maxStreams, streamHeartbeatSeconds: streamHeartbeatSeconds, stateLimits: stateLimits,
+            catalogLimits: catalogLimits, eventsPerUserPerMinute: eventsPerUserPerMinute, clock: clock)
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
         configuration.threads = 2
