@@ -80,7 +80,8 @@ let package = Package(
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "TestSupport"]),
         .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy", "SheetWire", "JSONKit", "TestSupport"], resources: [.copy("Golden")]),
         .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy", "Concurrency", "TestSupport"]),
-        .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "PostgresKit", "SheetStore", "SheetPolicy", "TestSupport"]),
+        .testTarget(
+            name: "PostgresStoreTests", dependencies: ["PostgresStore", "PostgresKit", "SheetStore", "SQLiteKit", "SheetPolicy", "TestSupport"]),
         .testTarget(
             name: "SheetServiceTests",
             dependencies: [

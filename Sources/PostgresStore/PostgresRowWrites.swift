@@ -29,8 +29,9 @@ struct RowWrites {
     private var dismissalUpserts = Columns(3)
     private var segmentDeletes = Columns(1)
     private var segmentInserts = Columns(3)
-    private var activity = Columns(5)
-    private var processed = Columns(4)
+    private var processed = Columns(5)
+    /// Event ids recorded per user in this batch (their numbers follow the user's last stored one).
+    private var eventsPerUser: [String: Int] = [:]
 
     /// Adds the rows that differ between `old` (as loaded in this transaction) and `new`.
     mutating func addChanges(userId user: String, from old: UserState, to new: UserState) {
@@ -92,21 +93,17 @@ struct RowWrites {
         }
     }
 
-    /// Appends one event's activity records (in order).
-    mutating func addActivity(_ records: [SheetActivity], userId: String) {
-        for record in records {
-            activity.append([userId, record.sheetId, String(record.at.millisecondsSince1970), record.kind.rawValue, record.method])
-        }
-    }
-
     /// Records an event id with the outcome its retries answer.
     mutating func addProcessedEvent(userId: String, eventId: String, outcome: [UInt8], at now: Int64) {
-        processed.append([userId, eventId, Self.hex(outcome), String(now)])
+        let ordinal = eventsPerUser[userId, default: 0] + 1
+        eventsPerUser[userId] = ordinal
+        processed.append([userId, String(ordinal), eventId, Self.hex(outcome), String(now)])
     }
 
     /// The statements, deletions first (a stack or segment list rewritten from some position is
-    /// deleted from there, then inserted); only those with rows.
-    var statements: [Statement] {
+    /// deleted from there, then inserted); only those with rows. The event ids of the users who
+    /// recorded some are then trimmed to their latest `keep`.
+    func statements(keepingEventIds keep: Int) -> [Statement] {
         var statements: [Statement] = []
         func add(_ sql: String, _ columns: Columns) {
             if !columns.isEmpty { statements.append((sql, columns.parameters)) }
@@ -127,18 +124,21 @@ struct RowWrites {
         add(Self.upsertImpressionTotalsSQL, impressionTotalUpserts)
         add(Self.upsertDismissalsSQL, dismissalUpserts)
         add(Self.insertSegmentsSQL, segmentInserts)
-        add(Self.insertActivitySQL, activity)
         add(Self.insertProcessedSQL, processed)
+        if !eventsPerUser.isEmpty {
+            statements.append((Self.trimProcessedSQL, [PostgresUserStateSQL.textArray(Array(eventsPerUser.keys)), .int(Int64(keep))]))
+        }
         return statements
     }
 
-    /// One batch's additions to `sheet_totals` in one statement, its rows in key order (the order
-    /// their row locks are taken in, the same on every writer; see migrations/postgres/0003_campaign.sql).
-    static func totalsStatement(_ totals: [TotalsKey: Int]) -> Statement? {
-        if totals.isEmpty { return nil }
-        var columns = Columns(4)
-        for (key, count) in totals.sorted(by: { $0.key < $1.key }) { columns.append([key.sheetId, key.kind, key.method, String(count)]) }
-        return (upsertTotalsSQL, columns.parameters)
+    /// One batch's rollup changes in one statement, its rows in key order (the order their row
+    /// locks are taken in, the same on every writer, so writers never deadlock on them).
+    static func rollupsStatement(_ rollups: RollupDeltas) -> Statement? {
+        let rows = rollups.sorted
+        if rows.isEmpty { return nil }
+        var columns = Columns(RollupCounters.columns.count + 2)
+        for (key, counters) in rows { columns.append([key.sheetId, String(key.bucket)] + counters.values.map { String($0) }) }
+        return (PostgresSQL.upsertRollups, columns.parameters)
     }
 
     // MARK: - SQL
@@ -201,21 +201,19 @@ struct RowWrites {
     static let insertSegmentsSQL = """
         INSERT INTO user_segments (user_id, position, segment) SELECT * FROM unnest($1::text[], $2::integer[], $3::text[])
         """
-    /// In the order given (`seq` is drawn row by row, as the rows come).
-    static let insertActivitySQL = """
-        INSERT INTO sheet_activity (user_id, sheet_id, at, kind, method)
-        SELECT u, s, a, k, m FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) WITH ORDINALITY AS t(u, s, a, k, m, n)
-        ORDER BY n
-        """
+    /// Each user's ids numbered after their last stored one (one snapshot for the statement, so
+    /// the batch's ordinals keep them apart).
     static let insertProcessedSQL = """
-        INSERT INTO processed_events (user_id, event_id, outcome, processed_at)
-        SELECT u, e, decode(o, 'hex'), a FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS t(u, e, o, a)
+        INSERT INTO processed_events (user_id, seq, event_id, outcome, processed_at)
+        SELECT u, coalesce((SELECT max(seq) FROM processed_events p WHERE p.user_id = t.u), 0) + k, e, decode(o, 'hex'), a
+        FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[]) AS t(u, k, e, o, a)
         """
-    static let upsertTotalsSQL = """
-        INSERT INTO sheet_totals (sheet_id, kind, method, total)
-        SELECT s, k, m, c FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS t(s, k, m, c, n)
-        ORDER BY n
-        ON CONFLICT (sheet_id, kind, method) DO UPDATE SET total = sheet_totals.total + excluded.total
+    /// `ProcessedEventSQL.trim` for the users in `$1`.
+    static let trimProcessedSQL = """
+        DELETE FROM processed_events p USING (
+            SELECT u, (SELECT coalesce(max(seq), 0) FROM processed_events q WHERE q.user_id = u) - $2 AS top
+            FROM unnest($1::text[]) AS u) AS t
+        WHERE p.user_id = t.u AND p.seq <= t.top AND p.seq > t.top - \(ProcessedEventSQL.trimSpan)
         """
 
     private static func hex(_ bytes: [UInt8]) -> String {
@@ -263,20 +261,5 @@ struct Columns {
             literal.append(byte)
         }
         literal.append(UInt8(ascii: "\""))
-    }
-}
-
-/// A row of `sheet_totals`.
-struct TotalsKey: Hashable, Comparable {
-    var sheetId: String
-    var kind: String
-    var method: String
-    init(_ record: SheetActivity) { sheetId = record.sheetId; kind = record.kind.rawValue; method = record.method ?? "" }
-    static func < (a: Self, b: Self) -> Bool {
-        // Byte order, the same on every replica (the order the row locks are taken in).
-        for (x, y) in [(a.sheetId, b.sheetId), (a.kind, b.kind), (a.method, b.method)] where x != y {
-            return x.utf8.lexicographicallyPrecedes(y.utf8)
-        }
-        return false
     }
 }

@@ -30,16 +30,14 @@ public final class PostgresSheetStore: SheetStore {
     /// The LISTEN session, once `listen` started it.
     private let listener = Mutex<PostgresListener?>(nil)
 
-    /// Processed event ids are kept this long (the API promises at least 24 h).
-    static let eventRetentionSeconds: Int64 = 48 * 3600
-
-    private init(url: String, readerConnections: Int, writerConnections: Int, schema: String) {
+    private init(url: String, readerConnections: Int, writerConnections: Int, schema: String, retention: StoreRetention) {
         self.url = url
         let notifier = ChangeNotifier(schema: schema)
         self.notifier = notifier
         readers = PostgresPool(url: url, capacity: readerConnections)
         writers = (0..<max(1, writerConnections)).map { [statistics, catalogCheck] in
-            PostgresWriter(url: url, index: $0, statistics: statistics, notifier: notifier, catalogCheck: catalogCheck)
+            PostgresWriter(
+                url: url, index: $0, statistics: statistics, notifier: notifier, catalogCheck: catalogCheck, retention: retention)
         }
     }
 
@@ -56,15 +54,18 @@ public final class PostgresSheetStore: SheetStore {
     /// Connects, applies pending migrations (once across replicas), and returns the store.
     ///
     /// - Throws: `.schemaTooNew`, `.checksumMismatch`, `.unavailable` (cannot connect), `.failure`.
-    public static func open(url: String, readerConnections: Int, writerConnections: Int = 2) throws(StoreError) -> PostgresSheetStore {
+    public static func open(
+        url: String, readerConnections: Int, writerConnections: Int = 2, retention: StoreRetention = .default
+    ) throws(StoreError) -> PostgresSheetStore {
         let schema = try mapPostgresErrors { () throws -> String in
             let db = try PostgresConnection(url: url)
             defer { db.close() }
             try PostgresMigrator().migrate(db)
             return try db.scalar("SELECT current_schema()") ?? "public"
         }
-        let store = PostgresSheetStore(url: url, readerConnections: readerConnections, writerConnections: writerConnections, schema: schema)
-        try? store.writers[0].purgeExpiredEvents(now: currentUnixSeconds())
+        let store = PostgresSheetStore(
+            url: url, readerConnections: readerConnections, writerConnections: writerConnections, schema: schema, retention: retention)
+        try? store.writers[0].prune(now: currentUnixSeconds())
         return store
     }
 
@@ -162,10 +163,7 @@ public final class PostgresSheetStore: SheetStore {
         enqueue(PostgresWriteJob(userId: userId, eventId: eventId, body: body, completion: completion))
     }
 
-    /// Has the writers read the catalog version in every batch's transaction (after the batch's
-    /// updates were submitted) and call `check` with it before any of their bodies runs. A service
-    /// that reloads its catalog there when the version moved can let its bodies take the catalog
-    /// as it is when they run, instead of reading the version per request.
+    /// See `SharedSheetStore.checkCatalogVersionPerBatch`.
     public func checkCatalogVersionPerBatch(_ check: @escaping @Sendable (Int64) -> Void) {
         catalogCheck.set(check)
     }
@@ -186,18 +184,20 @@ public final class PostgresSheetStore: SheetStore {
     }
 
     public func deleteUser(userId: String) throws(StoreError) {
+        // The event ids a part at a time, each part its own transaction (see `SheetStore.deleteUser`).
+        let part = StoreRetention.eraseBatch
+        while try read({ db in try db.query(PostgresSQL.eraseSomeEvents, [.text(userId), .int(Int64(part))]).affectedRows }) >= part {}
         try read { db in
             try Self.transaction(db) {
                 // The version row first: it waits for a writer holding the user, and a replica that
                 // cached this user sees the version change (the row is gone: version 0).
-                try db.query(
-                    """
-                    INSERT INTO user_versions (user_id, version) VALUES ($1, nextval('user_versions_seq'))
-                    ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
-                    """, [.text(userId)])
+                try db.query(PostgresWriter.lockSQL, [.text(userId)])
+                var rollups = RollupDeltas()
+                rollups.erase(try PostgresUserStateSQL.load(userId: userId, db))
+                if let statement = RowWrites.rollupsStatement(rollups) { try db.query(statement.sql, statement.parameters) }
                 for table in [
                     "container_counts", "latches", "stack", "content_heights", "impressions", "impression_totals", "last_dismissals",
-                    "user_segments", "sheet_activity", "processed_events", "user_versions",
+                    "user_segments", "processed_events", "user_versions",
                 ] {
                     try db.query("DELETE FROM \(table) WHERE user_id = $1", [.text(userId)])
                 }
@@ -244,28 +244,8 @@ public final class PostgresSheetStore: SheetStore {
 
     public func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats {
         try read { db in
-            var stats = SheetStats()
-            let sheet = PostgresValue.text(sheetId)
-            // One statement, one snapshot: the counts (tag 0) and the unique users (tag 1).
-            let counts =
-                since == nil
-                ? "SELECT 0, kind, nullif(method, ''), total FROM sheet_totals WHERE sheet_id = $1"
-                : "SELECT 0, kind, method, count(*) FROM sheet_activity WHERE sheet_id = $1 AND at >= $2 GROUP BY kind, method"
-            let rows = try db.query(
-                counts
-                    + """
-
-                    UNION ALL SELECT 1, NULL, NULL, count(DISTINCT user_id) FROM sheet_activity
-                    WHERE sheet_id = $1 AND kind = 'impression' AND at >= $2
-                    """, [sheet, .int(since?.millisecondsSince1970 ?? .min)])
-            for row in rows {
-                if row.int(at: 0) == 1 {
-                    stats.uniqueUsers = row.int(at: 3)
-                } else {
-                    stats.add(kind: row.string(at: 1), method: row.optionalString(at: 2), count: row.int(at: 3))
-                }
-            }
-            return stats
+            let row = try db.query(PostgresSQL.rollupStats, [.text(sheetId), .int(RollupSQL.firstBucket(since: since))])[0]
+            return RollupSQL.stats(from: RollupCounters.columns.indices.map { Int64(row.int(at: $0)) }, since: since)
         }
     }
 
@@ -286,9 +266,9 @@ public final class PostgresSheetStore: SheetStore {
         readers.close()
     }
 
-    /// For tests: purges expired event ids as the writers do every few hundred commits.
-    func purgeExpiredEvents(now: Int64) throws {
-        try writers[0].purgeExpiredEvents(now: now)
+    /// For tests: one prune step, as the writers run every few hundred commits.
+    func prune(now: Int64) throws {
+        try writers[0].prune(now: now)
     }
 
     // MARK: - Plumbing
@@ -324,5 +304,3 @@ public final class PostgresSheetStore: SheetStore {
 }
 
 func currentUnixSeconds() -> Int64 { Int64(time(nil)) }
-
-func usleepMilliseconds(_ milliseconds: Int) { usleep(UInt32(milliseconds * 1000)) }

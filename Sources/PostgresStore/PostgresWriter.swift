@@ -10,72 +10,56 @@ import Synchronization
 /// `synchronous_commit` stays on: the commit that completes them is on disk.
 final class PostgresWriter: Sendable {
     private let url: String
-    private let queue = Mutex(PendingUpdates())
-    private let dispatchQueue: DispatchQueue
-    /// The connection, touched only by `dispatchQueue` (and by `close` once the queue is idle).
+    /// The batches run on its thread (see `GroupCommitQueue`, shared with the SQLite writer).
+    private let queue: GroupCommitQueue<PostgresWriteJob>
+    /// The connection, touched only by the queue's thread (and by `close` once the queue is idle).
     private let connection = ConnectionBox()
     private let statistics: SharedStatistics
-    private let closed = Atomic<Bool>(false)
     /// Tells the other replicas which users each committed batch changed (one NOTIFY per batch).
     private let notifier: ChangeNotifier
+    private let retention: StoreRetention
     /// Run with the catalog version read in each batch's transaction, before its bodies run.
     private let catalogCheck: CatalogCheck
 
-    /// At most this many updates share one transaction.
-    static let maxBatch = 256
-    /// Purge expired event ids every this many committed transactions.
-    static let purgeEvery = 512
-
-    init(url: String, index: Int, statistics: SharedStatistics, notifier: ChangeNotifier, catalogCheck: CatalogCheck) {
+    init(
+        url: String, index: Int, statistics: SharedStatistics, notifier: ChangeNotifier, catalogCheck: CatalogCheck, retention: StoreRetention
+    ) {
         self.url = url
+        self.retention = retention
         self.statistics = statistics
         self.notifier = notifier
         self.catalogCheck = catalogCheck
-        dispatchQueue = DispatchQueue(label: "sheetd.postgres.writer.\(index)")
+        weak var weakSelf: PostgresWriter?
+        queue = GroupCommitQueue(label: "sheetd.postgres.writer.\(index)") { batch in
+            guard let writer = weakSelf else {
+                return { for job in batch { job.finish(.failure(StoreError.unavailable("the store is closed"))) } }
+            }
+            writer.run(batch)
+            // The bodies were dropped by `runBatch`; the jobs carry only their results now.
+            return { for job in batch { job.complete() } }
+        }
+        weakSelf = self
     }
 
     func enqueue(_ job: PostgresWriteJob) {
-        guard !closed.load(ordering: .acquiring) else {
-            job.finish(.failure(StoreError.unavailable("the store is closed")))
-            return
-        }
-        let start = queue.withLock { queue in
-            queue.jobs.append(job)
-            if queue.active { return false }
-            queue.active = true
-            return true
-        }
-        if start { dispatchQueue.async { [self] in drain() } }
+        if !queue.enqueue(job) { job.finish(.failure(StoreError.unavailable("the store is closed"))) }
     }
 
     /// Stops taking jobs, lets the queued ones finish, closes the connection.
     func close() {
-        closed.store(true, ordering: .releasing)
-        while queue.withLock({ $0.active }) { usleepMilliseconds(1) }
+        queue.close()
         connection.close()
     }
 
-    private func drain() {
-        while true {
-            let batch = queue.withLock { queue in
-                let batch = Array(queue.jobs.prefix(Self.maxBatch))
-                queue.jobs.removeFirst(batch.count)
-                if batch.isEmpty { queue.active = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            let committed = runBatch(batch, now: currentUnixSeconds())
-            if committed {
-                let commits = statistics.counters.withLock { s in
-                    s.updates += batch.count
-                    s.commits += 1
-                    s.largestBatch = max(s.largestBatch, batch.count)
-                    return s.commits
-                }
-                if commits % Self.purgeEvery == 0 { try? purgeExpiredEvents(now: currentUnixSeconds()) }
-            }
-            for job in batch { job.complete() }
+    private func run(_ batch: [PostgresWriteJob]) {
+        guard runBatch(batch, now: currentUnixSeconds()) else { return }
+        let commits = statistics.counters.withLock { s in
+            s.updates += batch.count
+            s.commits += 1
+            s.largestBatch = max(s.largestBatch, batch.count)
+            return s.commits
         }
+        if commits % StoreRetention.pruneEveryCommits == 0 { try? prune(now: currentUnixSeconds()) }
     }
 
     /// Runs `batch` in one transaction; sets every job's result and drops every body. Returns true
@@ -115,17 +99,16 @@ final class PostgresWriter: Sendable {
             return false
         }
         let single = ordered.count == 1
-        var totals: [TotalsKey: Int] = [:]
+        var rollups = RollupDeltas()
         for job in ordered {
             guard let body = job.body else { continue }
             job.body = nil
             do {
                 if !single { try db.execute("SAVEPOINT job") }
-                var activity: [SheetActivity] = []
-                let result = try Self.apply(job, body: body, activity: &activity, db, now: now)
+                let applied = try apply(job, body: body, db, now: now)
                 if !single { try db.execute("RELEASE SAVEPOINT job") }
-                for record in activity { totals[TotalsKey(record), default: 0] += 1 }
-                job.result = .success(result)
+                if let change = applied.change { rollups.add(change.activity, from: change.old, to: change.new) }
+                job.result = .success(applied.result)
             } catch {
                 let isDatabaseError = error is PostgresError
                 if !db.isHealthy {
@@ -147,7 +130,7 @@ final class PostgresWriter: Sendable {
             }
         }
         do {
-            if let statement = RowWrites.totalsStatement(totals) { try db.query(statement.sql, statement.parameters) }
+            if let statement = RowWrites.rollupsStatement(rollups) { try db.query(statement.sql, statement.parameters) }
             // The users whose state this batch changed (replays and failed bodies change nothing),
             // told to the other replicas by the commit itself.
             let changed = ordered.lazy.filter { if case .success(let r) = $0.result { !r.replayed } else { false } }.map(\.userId)
@@ -213,7 +196,7 @@ final class PostgresWriter: Sendable {
         let loaded = try PostgresUserStateSQL.states(from: loadedRows)
         var states = loaded
         var writes = RowWrites()
-        var totals: [TotalsKey: Int] = [:]
+        var rollups = RollupDeltas()
         for job in ordered {
             guard let body = job.body else { continue }
             let key = job.eventId.map { job.userId + "\u{0}" + $0 }
@@ -221,12 +204,12 @@ final class PostgresWriter: Sendable {
                 job.result = .success(EventResult(outcome: outcome, replayed: true))
                 continue
             }
-            var new = states[job.userId] ?? UserState()
+            let old = states[job.userId] ?? UserState()
+            var new = old
             var activity: [SheetActivity] = []
             do {
                 let outcome = try body(&new, &activity)
-                writes.addActivity(activity, userId: job.userId)
-                for record in activity { totals[TotalsKey(record), default: 0] += 1 }
+                rollups.add(activity, from: old, to: new)
                 if let eventId = job.eventId, let key {
                     writes.addProcessedEvent(userId: job.userId, eventId: eventId, outcome: outcome, at: now)
                     seen[key] = outcome
@@ -241,9 +224,9 @@ final class PostgresWriter: Sendable {
             if let new = states[user] { writes.addChanges(userId: user, from: loaded[user] ?? UserState(), to: new) }
         }
         // Whatever the slow path runs just before its COMMIT belongs here too, in the same pipeline:
-        // the totals, and the notifications to the other replicas (delivered at COMMIT).
-        var write = writes.statements
-        if let totalsStatement = RowWrites.totalsStatement(totals) { write.append(totalsStatement) }
+        // the rollups, and the notifications to the other replicas (delivered at COMMIT).
+        var write = writes.statements(keepingEventIds: retention.eventIdsPerUser)
+        if let rollupsStatement = RowWrites.rollupsStatement(rollups) { write.append(rollupsStatement) }
         let changed = ordered.lazy.filter { if case .success(let r) = $0.result { !r.replayed } else { false } }.map(\.userId)
         for payload in notifier.userPayloads(changed) {
             write.append((Self.notifySQL, [.text(notifier.channel), .text(payload)]))
@@ -266,7 +249,6 @@ final class PostgresWriter: Sendable {
         INSERT INTO user_versions (user_id, version) VALUES ($1, nextval('user_versions_seq'))
         ON CONFLICT (user_id) DO UPDATE SET version = nextval('user_versions_seq')
         """
-    static let replaySQL = "SELECT outcome FROM processed_events WHERE user_id = $1 AND event_id = $2"
     /// The version locks of a batch's users, in one statement: rows are inserted (and locked) in the
     /// order of the array, which is user order. Should two writers ever deadlock anyway, the loser's
     /// batch fails here and runs again the slow way. An existing row takes the value the row to
@@ -285,39 +267,46 @@ final class PostgresWriter: Sendable {
     static let catalogVersionSQL = "SELECT version FROM catalog_version"
 
     /// One update inside the open transaction: lock the user (bumping their version), replay, or
-    /// load, run the body, write the difference, record the event.
-    private static func apply(
-        _ job: PostgresWriteJob, body: (inout UserState, inout [SheetActivity]) throws -> [UInt8],
-        activity: inout [SheetActivity], _ db: PostgresConnection, now: Int64
-    ) throws -> EventResult {
+    /// load, run the body, write the difference, record the event. Returns what the batch's rollups
+    /// need (nothing for a replay).
+    private func apply(
+        _ job: PostgresWriteJob, body: (inout UserState, inout [SheetActivity]) throws -> [UInt8], _ db: PostgresConnection, now: Int64
+    ) throws -> (result: EventResult, change: (activity: [SheetActivity], old: UserState, new: UserState)?) {
         let user = PostgresValue.text(job.userId)
         // First, so that a replica updating the same user waits here, and reads the committed
         // state (and event ids) afterwards: READ COMMITTED takes a new snapshot per statement.
-        try db.query(lockSQL, [user])
+        try db.query(Self.lockSQL, [user])
         if let eventId = job.eventId {
-            let rows = try db.query(replaySQL, [user, .text(eventId)])
-            if let row = rows.first { return EventResult(outcome: row.bytes(at: 0), replayed: true) }
+            let rows = try db.query(PostgresSQL.replay, [user, .text(eventId)])
+            if let row = rows.first { return (EventResult(outcome: row.bytes(at: 0), replayed: true), nil) }
         }
         let old = try PostgresUserStateSQL.load(userId: job.userId, db)
         var new = old
+        var activity: [SheetActivity] = []
         let outcome = try body(&new, &activity)
         var writes = RowWrites()
         writes.addChanges(userId: job.userId, from: old, to: new)
-        writes.addActivity(activity, userId: job.userId)
         if let eventId = job.eventId { writes.addProcessedEvent(userId: job.userId, eventId: eventId, outcome: outcome, at: now) }
-        for statement in writes.statements { try db.query(statement.sql, statement.parameters) }
-        return EventResult(outcome: outcome, replayed: false)
+        for statement in writes.statements(keepingEventIds: retention.eventIdsPerUser) { try db.query(statement.sql, statement.parameters) }
+        return (EventResult(outcome: outcome, replayed: false), (activity, old, new))
     }
 
-    /// Deletes event ids older than the retention, at most 1000 per call. Runs on the writer's queue
+    /// One prune step (see `StoreRetention`), in one short transaction. Runs on the writer's queue
     /// or, in tests, while it is idle.
-    func purgeExpiredEvents(now: Int64) throws {
+    func prune(now: Int64) throws {
         let db = try connection.get(url: url)
-        try db.query(
-            """
-            DELETE FROM processed_events WHERE (user_id, event_id) IN (
-                SELECT user_id, event_id FROM processed_events WHERE processed_at < $1 LIMIT 1000)
-            """, [.int(now - PostgresSheetStore.eventRetentionSeconds)])
+        let limit = PostgresValue.int(Int64(StoreRetention.pruneBatch))
+        let kept = PostgresValue.int(RollupSQL.firstKeptBucket(now: now, retention: retention))
+        try db.execute("BEGIN")
+        do {
+            try db.query(PostgresSQL.deleteExpiredEvents, [.int(now - retention.eventIdSeconds), limit])
+            try db.query(PostgresSQL.foldExpiredRollups, [kept, limit])
+            try db.query(PostgresSQL.deleteExpiredRollups, [kept, limit])
+            try db.execute("COMMIT")
+        } catch {
+            db.rollbackIfNeeded()
+            throw error
+        }
     }
 }
 
@@ -373,12 +362,6 @@ final class PostgresWriteJob: @unchecked Sendable {
         self.result = result
         complete()
     }
-}
-
-struct PendingUpdates {
-    var jobs: [PostgresWriteJob] = []
-    /// A drain is scheduled or running on the writer's queue.
-    var active = false
 }
 
 /// The write counters all writers of a store add to.

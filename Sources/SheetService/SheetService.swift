@@ -1,6 +1,5 @@
 import Concurrency
 public import MicroHTTP
-import PostgresStore
 public import SheetPolicy
 public import SheetStore
 import Synchronization
@@ -65,8 +64,7 @@ public final class SheetService: Sendable {
     ) throws {
         self.store = store
         self.shared = store as? any SharedSheetStore
-        let postgres = store as? PostgresSheetStore
-        self.catalogCheckedPerBatch = postgres != nil
+        self.catalogCheckedPerBatch = shared != nil
         self.versionBatcher = shared.map { VersionBatcher(store: $0) }
         self.changeBarrier = shared.map { ChangeBarrier(store: $0) }
         // Uncached decisions on a shared database are computed there: one thread per core (at least two).
@@ -86,7 +84,7 @@ public final class SheetService: Sendable {
         if let sharedCatalogVersion { catalogSnapshot.sharedVersion = sharedCatalogVersion }
         shared?.listen { [weak self] change in self?.apply(change) }
         // While the database does not answer, the last catalog read (as `catalog` does).
-        postgres?.checkCatalogVersionPerBatch { [weak self] version in try? self?.refreshCatalog(seen: version) }
+        shared?.checkCatalogVersionPerBatch { [weak self] version in try? self?.refreshCatalog(seen: version) }
     }
 
     /// The catalog as stored (what start-up and a replica's reload read).

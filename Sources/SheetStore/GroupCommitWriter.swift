@@ -39,15 +39,16 @@ struct WriterConnection {
         }
     }
 
-    /// Deletes event ids older than the retention, at most 1000 per call (bounded time under the lock).
-    mutating func purgeExpiredEvents(now: Int64) throws {
+    /// One prune step, in one short transaction: event ids past the time window, and rollup hours
+    /// past theirs folded into the archive rows, at most `StoreRetention.pruneBatch` rows each.
+    mutating func prune(now: Int64, retention: StoreRetention) throws {
         guard let db = current else { return }
+        let limit = SQLiteValue.integer(Int64(StoreRetention.pruneBatch))
         try db.transaction(.immediate) {
-            try db.run(
-                """
-                DELETE FROM processed_events WHERE (user_id, event_id) IN (
-                    SELECT user_id, event_id FROM processed_events WHERE processed_at < ?1 LIMIT 1000)
-                """, [.integer(now - GroupCommitWriter.eventRetentionSeconds)])
+            try db.run(ProcessedEventSQL.deleteExpired, [.integer(now - retention.eventIdSeconds), limit])
+            let kept = SQLiteValue.integer(RollupSQL.firstKeptBucket(now: now, retention: retention))
+            try db.run(RollupSQL.foldExpired, [kept, limit])
+            try db.run(RollupSQL.deleteExpired, [kept, limit])
         }
     }
 }
@@ -61,12 +62,6 @@ struct WriterConnection {
 /// the next batch, so the busier the writer, the more one commit carries. After commits it applies
 /// the checkpoint policy (see `checkpointIfNeeded`) and purges expired event ids now and then.
 final class GroupCommitWriter: Sendable {
-    /// Processed event ids are kept this long (the API promises at least 24 h).
-    static let eventRetentionSeconds: Int64 = 48 * 3600
-    /// Purge expired event ids every this many committed write transactions.
-    static let purgeEvery = 512
-    /// At most this many updates share one transaction.
-    static let maxBatch = 256
     /// WAL frames after which a background checkpoint is requested (SQLite's own default threshold).
     static let checkpointFrames = 1000
     /// WAL frames after which the writer checkpoints itself (RESTART), so that the WAL file restarts
@@ -81,20 +76,12 @@ final class GroupCommitWriter: Sendable {
     /// Free space on the database's file system below which a store that hit SQLITE_FULL stays unready.
     static let minimumFreeBytes: UInt64 = 4 << 20
 
-    private struct Queue {
-        var jobs: [WriteJob] = []
-        /// A drain of the queue is scheduled or running on `thread`.
-        var active = false
-        /// Set by `close()`: new jobs are refused.
-        var closed = false
-    }
-
     let path: String
     let options: Connection.Options
+    let retention: StoreRetention
     private let connection: Locked<WriterConnection>
-    private let queue = Mutex(Queue())
-    /// Runs the batches; serial, so there is one writer.
-    private let thread = DispatchQueue(label: "sheetd.store.writer")
+    /// Runs the batches on one thread, so there is one writer.
+    private let queue: GroupCommitQueue<WriteJob>
     private let checkpointer: Checkpointer
     private let readers: ReaderPool
     private let statistics = Mutex(WriteStatistics(updates: 0, commits: 0, largestBatch: 0))
@@ -106,12 +93,19 @@ final class GroupCommitWriter: Sendable {
 
     /// `readers` hear of every transaction on the writer connection before anything it wrote is
     /// acknowledged (their kept snapshots depend on it), and give up idle snapshots before checkpoints.
-    init(path: String, options: Connection.Options, connection: Connection, readers: ReaderPool) {
+    init(path: String, options: Connection.Options, connection: Connection, readers: ReaderPool, retention: StoreRetention) {
         self.path = path
         self.options = options
+        self.retention = retention
         self.readers = readers
         self.connection = Locked(WriterConnection(connection: connection))
         self.checkpointer = Checkpointer(path: path, options: options, beforeEach: { readers.releaseIdleSnapshots() })
+        weak var weakSelf: GroupCommitWriter?
+        queue = GroupCommitQueue(label: "sheetd.store.writer") { batch in
+            let completions = weakSelf?.runBatch(batch) ?? []
+            return { for (completion, result) in completions { completion(result) } }
+        }
+        weakSelf = self
     }
 
     /// The writer connection's state under its lock (tests and start-up maintenance).
@@ -129,50 +123,23 @@ final class GroupCommitWriter: Sendable {
 
     // MARK: - Group commit
 
-    /// Queues a job; the first job of an idle queue starts the writer, which then runs batches until
-    /// the queue is empty (jobs queued meanwhile form the next batch).
+    /// Queues a job (see `GroupCommitQueue`).
     func enqueue(_ job: WriteJob) {
-        let start = queue.withLock { queue -> Bool? in
-            if queue.closed { return nil }
-            queue.jobs.append(job)
-            if queue.active { return false }
-            queue.active = true
-            return true
-        }
-        switch start {
-        case nil: job.completion(.failure(StoreError.unavailable("the store is closed")))
-        case true?: thread.async { [self] in drain() }
-        case false?: break
-        }
+        if !queue.enqueue(job) { job.completion(.failure(StoreError.unavailable("the store is closed"))) }
     }
 
-    /// The writer: one transaction per batch of queued jobs; each job completes after its batch's
-    /// commit (or failure), outside the writer lock, while newer jobs queue up for the next batch.
-    private func drain() {
-        while let finished = runNextBatch() {
-            for (completion, result) in finished { completion(result) }
-        }
-    }
-
-    /// Takes and runs the next batch; nil when the queue is empty. The jobs (and their bodies) are
-    /// released when this returns, before any completion runs: `update` relies on that.
-    private func runNextBatch() -> [(@Sendable (Result<EventResult, any Error>) -> Void, Result<EventResult, any Error>)]? {
-        let batch = queue.withLock { queue in
-            let batch = Array(queue.jobs.prefix(Self.maxBatch))
-            queue.jobs.removeFirst(batch.count)
-            if batch.isEmpty { queue.active = false }
-            return batch
-        }
-        if batch.isEmpty { return nil }
+    /// Runs one batch; returns each job's completion with its result, called by the queue outside
+    /// the writer lock once the jobs (and their bodies) are released: `update` relies on that.
+    private func runBatch(_ batch: [WriteJob]) -> [(@Sendable (Result<EventResult, any Error>) -> Void, Result<EventResult, any Error>)] {
         let now = currentUnixTime()
         let (committed, results) = connection.withLock { writer in
             let (committed, results) = runBatch(batch, writer: &writer, now: now)
             if committed {
                 checkpointIfNeeded(&writer)
                 writer.commitsSincePurge += 1
-                if writer.commitsSincePurge >= Self.purgeEvery {
+                if writer.commitsSincePurge >= StoreRetention.pruneEveryCommits {
                     writer.commitsSincePurge = 0
-                    try? writer.purgeExpiredEvents(now: now)
+                    try? writer.prune(now: now, retention: retention)
                 }
             }
             return (committed, results)
@@ -208,17 +175,17 @@ final class GroupCommitWriter: Sendable {
         }
         var results: [Result<EventResult, any Error>] = []
         results.reserveCapacity(batch.count)
-        var totals = ActivityTotals()
+        var rollups = RollupDeltas()
         for job in batch {
             do {
                 // One update alone needs no savepoint: a failure rolls the whole transaction back.
-                let (result, activity) =
+                let applied =
                     batch.count == 1
-                    ? try Self.apply(job, db, now: now)
-                    : try db.savepoint("job") { try Self.apply(job, db, now: now) }
+                    ? try apply(job, db, now: now)
+                    : try db.savepoint("job") { try apply(job, db, now: now) }
                 // Counted only once its savepoint is released: a rolled-back update adds nothing.
-                totals.add(activity)
-                results.append(.success(result))
+                if let change = applied.change { rollups.add(change.activity, from: change.old, to: change.new) }
+                results.append(.success(applied.result))
             } catch {
                 if db.isAutocommit {
                     // SQLite ended the transaction itself (disk full, I/O error): nothing in this batch committed.
@@ -234,7 +201,7 @@ final class GroupCommitWriter: Sendable {
             }
         }
         do {
-            try UserStateSQL.add(totals, db)
+            try UserStateSQL.add(rollups, db)
             try db.run("COMMIT")
         } catch {
             db.rollbackIfNeeded()
@@ -245,27 +212,25 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// One update inside the open transaction: replay, or load, run the body, write the difference,
-    /// record the event. Returns the activity records written, for the batch's totals.
-    private static func apply(_ job: WriteJob, _ db: Connection, now: Int64) throws -> (EventResult, [SheetActivity]) {
+    /// record the event (keeping the user's latest `eventIdsPerUser`). Returns what the batch's
+    /// rollups need (nothing for a replay).
+    private func apply(
+        _ job: WriteJob, _ db: Connection, now: Int64
+    ) throws -> (result: EventResult, change: (activity: [SheetActivity], old: UserState, new: UserState)?) {
         if let eventId = job.eventId,
-            case .blob(let outcome)? = try db.scalar(
-                "SELECT outcome FROM processed_events WHERE user_id = ?1 AND event_id = ?2",
-                [.text(job.userId), .text(eventId)])
+            case .blob(let outcome)? = try db.scalar(ProcessedEventSQL.replay, [.text(job.userId), .text(eventId)])
         {
-            return (EventResult(outcome: outcome, replayed: true), [])
+            return (EventResult(outcome: outcome, replayed: true), nil)
         }
         let old = try UserStateSQL.load(userId: job.userId, db)
         var new = old
         var activity: [SheetActivity] = []
         let outcome = try job.body(&new, &activity)
         try UserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
-        try UserStateSQL.append(activity, userId: job.userId, db)
         if let eventId = job.eventId {
-            try db.run(
-                "INSERT INTO processed_events (user_id, event_id, outcome, processed_at) VALUES (?1, ?2, ?3, ?4)",
-                [.text(job.userId), .text(eventId), .blob(outcome), .integer(now)])
+            try UserStateSQL.recordEvent(userId: job.userId, eventId: eventId, outcome: outcome, now: now, keep: retention.eventIdsPerUser, db)
         }
-        return (EventResult(outcome: outcome, replayed: false), activity)
+        return (EventResult(outcome: outcome, replayed: false), (activity, old, new))
     }
 
     // MARK: - Checkpoint policy
@@ -357,10 +322,7 @@ final class GroupCommitWriter: Sendable {
     /// Refuses new jobs, lets the writer finish what is queued, then stops the checkpointer. The
     /// connection stays open for `closeConnection` (the last connection to close removes the WAL files).
     func stopAccepting() {
-        queue.withLock { $0.closed = true }
-        // Polled rather than `thread.sync`, which would deadlock when the last reference drops on the
-        // writer thread.
-        while queue.withLock({ $0.active }) { usleep(1_000) }
+        queue.close()
         checkpointer.close()
     }
 

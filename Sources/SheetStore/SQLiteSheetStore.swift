@@ -35,11 +35,11 @@ public final class SQLiteSheetStore: SheetStore {
     private let readers: ReaderPool
     private let closed = Atomic<Bool>(false)
 
-    private init(path: String, options: Connection.Options, connection: Connection, shared: SnapshotCoordination) {
+    private init(path: String, options: Connection.Options, connection: Connection, shared: SnapshotCoordination, retention: StoreRetention) {
         self.path = path
         let readers = ReaderPool(path: path, options: options, shared: shared)
         self.readers = readers
-        self.writer = GroupCommitWriter(path: path, options: options, connection: connection, readers: readers)
+        self.writer = GroupCommitWriter(path: path, options: options, connection: connection, readers: readers, retention: retention)
     }
 
     deinit { close() }
@@ -51,7 +51,7 @@ public final class SQLiteSheetStore: SheetStore {
     ///
     /// - Throws: `.schemaTooNew`, `.checksumMismatch`, `.unavailable` (cannot open or write), `.failure`.
     public static func open(
-        path: String, synchronous: SynchronousMode = .normal, busyTimeoutMilliseconds: Int = 5000
+        path: String, synchronous: SynchronousMode = .normal, busyTimeoutMilliseconds: Int = 5000, retention: StoreRetention = .default
     ) throws(StoreError) -> SQLiteSheetStore {
         try createParentDirectory(of: path)
         // Before anything touches the file: another process serving it refuses this one.
@@ -61,10 +61,10 @@ public final class SQLiteSheetStore: SheetStore {
         let connection = try mapErrors { try Connection(path: path, flags: [.readWrite, .create, .noMutex], options: options) }
         try Migrator().migrate(connection)
         try mapErrors { try connection.trackWALSize() }
-        let store = SQLiteSheetStore(path: path, options: options, connection: connection, shared: shared)
-        // Expired event ids are purged at start and then every `purgeEvery` commits. A read-only
-        // database still opens (reads keep working); its writes report `unavailable`.
-        try? store.writer.withLock { writer throws in try writer.purgeExpiredEvents(now: currentUnixTime()) }
+        let store = SQLiteSheetStore(path: path, options: options, connection: connection, shared: shared, retention: retention)
+        // A prune step at start and then every `purgeEvery` commits. A read-only database still
+        // opens (reads keep working); its writes report `unavailable`.
+        try? store.prune(now: currentUnixTime())
         return store
     }
 
@@ -169,6 +169,12 @@ public final class SQLiteSheetStore: SheetStore {
     }
 
     public func deleteUser(userId: String) throws(StoreError) {
+        // The event ids a part at a time, each part its own transaction, so that the writer takes
+        // other users' batches in between; then the state and the rest in one.
+        let part = StoreRetention.eraseBatch
+        while try write({ db in
+            try db.transaction(.immediate) { try db.run(ProcessedEventSQL.eraseSome, [.text(userId), .integer(Int64(part))]) }
+        }) >= part {}
         try write { db in
             try db.transaction(.immediate) { try UserStateSQL.erase(userId: userId, db) }
         }
@@ -208,28 +214,17 @@ public final class SQLiteSheetStore: SheetStore {
 
     public func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats {
         try read { db in
-            // One read transaction: the counts and the unique users come from the same snapshot.
-            try db.transaction {
-                var stats = SheetStats()
-                let rows: [(String, String?, Int)]
-                if let since {
-                    rows = try db.query(
-                        "SELECT kind, method, count(*) FROM sheet_activity WHERE sheet_id = ?1 AND at >= ?2 GROUP BY kind, method",
-                        [.text(sheetId), .integer(since.millisecondsSince1970)]
-                    ) { ($0.string(at: 0), $0.isNull(at: 1) ? nil : $0.string(at: 1), Int($0.int64(at: 2))) }
-                } else {
-                    rows = try db.query("SELECT kind, method, total FROM sheet_totals WHERE sheet_id = ?1", [.text(sheetId)]) {
-                        ($0.string(at: 0), $0.string(at: 1).isEmpty ? nil : $0.string(at: 1), Int($0.int64(at: 2)))
-                    }
-                }
-                for (kind, method, count) in rows { stats.add(kind: kind, method: method, count: count) }
-                let unique = try db.scalar(
-                    "SELECT count(DISTINCT user_id) FROM sheet_activity WHERE sheet_id = ?1 AND kind = 'impression' AND at >= ?2",
-                    [.text(sheetId), .integer(since?.millisecondsSince1970 ?? .min)])
-                if case .integer(let n)? = unique { stats.uniqueUsers = Int(n) }
-                return stats
+            let values = try db.query(RollupSQL.stats, [.text(sheetId), .integer(RollupSQL.firstBucket(since: since))]) { row in
+                RollupCounters.columns.indices.map { row.int64(at: $0) }
             }
+            return RollupSQL.stats(from: values[0], since: since)
         }
+    }
+
+    /// One prune step of the retention (see `StoreRetention`), as the writer runs every few hundred commits.
+    func prune(now: Int64) throws {
+        let retention = writer.retention
+        try writer.withLock { connection throws in try connection.prune(now: now, retention: retention) }
     }
 
     // MARK: - Operations

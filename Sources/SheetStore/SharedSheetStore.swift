@@ -50,4 +50,9 @@ public protocol SharedSheetStore: SheetStore {
     func syncChanges(_ completion: @escaping @Sendable (Bool) -> Void)
     /// Round trips made by `syncChanges` so far.
     var changeSyncRoundTrips: Int { get }
+    /// Has the writers read the catalog version in every batch's transaction (after the batch's
+    /// updates were submitted) and call `check` with it before any of their bodies runs. A service
+    /// that reloads its catalog there when the version moved can let its bodies take the catalog
+    /// as it is when they run, instead of reading the version per request.
+    func checkCatalogVersionPerBatch(_ check: @escaping @Sendable (Int64) -> Void)
 }

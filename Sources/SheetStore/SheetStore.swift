@@ -16,8 +16,9 @@ public struct EventResult: Sendable, Equatable {
     public init(outcome: [UInt8], replayed: Bool) { self.outcome = outcome; self.replayed = replayed }
 }
 
-/// One fact about a sheet, appended to the activity log (`sheet_activity`) in the same transaction
-/// as the user's update that caused it; `GET /v1/sheets/{sheetId}/stats` and the totals read them.
+/// One fact about a sheet, emitted by a user's update: counted into the sheet's hour rollup
+/// (`sheet_rollups`, see `RollupCounters`) in the same transaction as the update that caused it;
+/// `GET /v1/sheets/{sheetId}/stats` reads the rollups. No per-event row is kept.
 public struct SheetActivity: Sendable, Equatable {
     public enum Kind: String, Sendable, CaseIterable {
         /// The client reported that it presented the sheet (`POST .../impressions`).
@@ -39,11 +40,11 @@ public struct SheetActivity: Sendable, Equatable {
     }
 }
 
-/// What the activity log and the totals say about one sheet (`GET /v1/sheets/{sheetId}/stats`).
+/// What the rollups say about one sheet (`GET /v1/sheets/{sheetId}/stats`).
 public struct SheetStats: Sendable, Equatable {
     /// Impressions reported.
     public var impressions: Int
-    /// Distinct users with at least one impression (from the activity log: erased users are gone).
+    /// Distinct users whose latest impression is in the period counted (exact; erased users are gone).
     public var uniqueUsers: Int
     /// Dismissals per method (only methods seen).
     public var dismissals: [String: Int]
@@ -51,21 +52,17 @@ public struct SheetStats: Sendable, Equatable {
     public var latchReleases: Int
     /// Presentations opened with this sheet as their parent.
     public var openedFrom: Int
-    public init(impressions: Int = 0, uniqueUsers: Int = 0, dismissals: [String: Int] = [:], latchReleases: Int = 0, openedFrom: Int = 0) {
+    /// With `since`: the start of the first whole hour counted (the first hour boundary at or after
+    /// `since`); nil for the totals.
+    public var countedFrom: Timestamp?
+    public init(
+        impressions: Int = 0, uniqueUsers: Int = 0, dismissals: [String: Int] = [:], latchReleases: Int = 0, openedFrom: Int = 0,
+        countedFrom: Timestamp? = nil
+    ) {
         self.impressions = impressions; self.uniqueUsers = uniqueUsers; self.dismissals = dismissals
-        self.latchReleases = latchReleases; self.openedFrom = openedFrom
+        self.latchReleases = latchReleases; self.openedFrom = openedFrom; self.countedFrom = countedFrom
     }
 
-    /// Folds one `(kind, method, count)` row of the totals or of the activity log in.
-    public mutating func add(kind: String, method: String?, count: Int) {
-        switch SheetActivity.Kind(rawValue: kind) {
-        case .impression: impressions += count
-        case .dismissal: dismissals[method ?? "", default: 0] += count
-        case .latchRelease: latchReleases += count
-        case .opened: openedFrom += count
-        case nil: break
-        }
-    }
 }
 
 /// Counters of the write path (`update`): how many updates committed in how many transactions.
@@ -132,9 +129,10 @@ public protocol SheetStore: AnyObject, Sendable {
     /// nothing is acknowledged before the commit. A throwing `body` changes nothing, records no event
     /// id, and its error comes back unchanged (`UserStateLimits.enforcing` relies on this).
     ///
-    /// The body may append `SheetActivity` records to its second argument: they are written to the
-    /// activity log (and added to the per-sheet totals) in the same transaction, and only when the
-    /// body returns (a throwing body emits nothing; a replay runs no body, so emits nothing either).
+    /// The body may append `SheetActivity` records to its second argument: they are counted into the
+    /// sheets' rollups in the same transaction, and only when the body returns (a throwing body emits
+    /// nothing; a replay runs no body, so emits nothing either). Unique users follow the impression
+    /// log of the state (`CampaignState.impressions`), not the records.
     func update(
         userId: String, eventId: String?, _ body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     ) throws -> EventResult
@@ -145,8 +143,9 @@ public protocol SheetStore: AnyObject, Sendable {
         userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8],
         completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void)
     /// Erases everything stored for the user (no error for an unknown user): the state (campaign
-    /// facts and segments included), processed event ids and the user's rows of the activity log.
-    /// The per-sheet totals hold no user id and stay.
+    /// facts and segments included) and processed event ids; the user leaves the rollups' unique
+    /// users. The rollups' counters hold no user id and stay. Event ids go in small transactions, so
+    /// that a user with many never holds up other users' writes.
     func deleteUser(userId: String) throws(StoreError)
 
     // MARK: Settings and stats
@@ -154,8 +153,9 @@ public protocol SheetStore: AnyObject, Sendable {
     func settings() throws(StoreError) -> CampaignSettings
     /// Replaces the campaign settings.
     func putSettings(_ settings: CampaignSettings) throws(StoreError)
-    /// One sheet's figures: with `since`, counted over the activity log from that time on; without,
-    /// the totals (kept for good) and the unique users of the whole log.
+    /// One sheet's figures from the rollups: with `since`, over the whole hours from the first hour
+    /// boundary at or after it (`SheetStats.countedFrom`); without, everything kept, the rows folded
+    /// by retention included.
     func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats
 
     // MARK: Operations

@@ -34,69 +34,42 @@ enum UserStateSQL {
         try statement.run()
     }
 
-    /// One activity record, numbered after the user's last. Its plan must build no temporary B-tree
-    /// (a CHECK with a long IN list did, for every row: migration 5).
-    static let appendSQL = """
-        INSERT INTO sheet_activity (user_id, seq, sheet_id, at, kind, method)
-        VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM sheet_activity WHERE user_id = ?1), ?2, ?3, ?4, ?5)
-        """
+    /// Records a processed event id and forgets the user's ids that fell out of the latest `keep`.
+    static func recordEvent(userId: String, eventId: String, outcome: [UInt8], now: Int64, keep: Int, _ db: Connection) throws {
+        let insert = try db.cachedStatement(ProcessedEventSQL.insert)
+        defer { insert.reset() }
+        try insert.bind(userId, at: 1)
+        try insert.bind(eventId, at: 2)
+        try insert.bind(outcome, at: 3)
+        try insert.bind(now, at: 4)
+        try insert.run()
+        let trim = try db.cachedStatement(ProcessedEventSQL.trim)
+        defer { trim.reset() }
+        try trim.bind(userId, at: 1)
+        try trim.bind(Int64(keep), at: 2)
+        try trim.run()
+    }
 
-    /// Appends the activity records of one update (same transaction). The per-sheet totals are not
-    /// touched here: the writer counts a batch's records in `ActivityTotals` and adds them once, before
-    /// the batch commits.
-    static func append(_ activity: [SheetActivity], userId: String, _ db: Connection) throws {
-        guard !activity.isEmpty else { return }
-        let insert = try db.cachedStatement(appendSQL)
-        for record in activity {
-            defer { insert.reset() }
-            try insert.bind(userId, at: 1)
-            try insert.bind(record.sheetId, at: 2)
-            try insert.bind(record.at.millisecondsSince1970, at: 3)
-            try insert.bind(record.kind.rawValue, at: 4)
-            try insert.bind(record.method, at: 5)
-            try insert.run()
+    /// Adds a batch's rollup changes, one upsert per (sheet, hour), in key order (same transaction).
+    static func add(_ rollups: RollupDeltas, _ db: Connection) throws {
+        guard !rollups.isEmpty else { return }
+        let upsert = try db.cachedStatement(RollupSQL.upsert)
+        for (key, counters) in rollups.sorted {
+            defer { upsert.reset() }
+            try upsert.bind(key.sheetId, at: 1)
+            try upsert.bind(key.bucket, at: 2)
+            for (i, value) in counters.values.enumerated() { try upsert.bind(value, at: i + 3) }
+            try upsert.run()
         }
     }
 
-    /// Adds counted activity records to the per-sheet totals (same transaction as the records).
-    static func add(_ totals: ActivityTotals, _ db: Connection) throws {
-        guard !totals.counts.isEmpty else { return }
-        let total = try db.cachedStatement(
-            """
-            INSERT INTO sheet_totals (sheet_id, kind, method, total) VALUES (?1, ?2, ?3, ?4)
-            ON CONFLICT (sheet_id, kind, method) DO UPDATE SET total = total + excluded.total
-            """)
-        for entry in totals.counts {
-            defer { total.reset() }
-            try total.bind(entry.sheetId, at: 1)
-            try total.bind(entry.kind.rawValue, at: 2)
-            try total.bind(entry.method ?? "", at: 3)
-            try total.bind(Int64(entry.count), at: 4)
-            try total.run()
-        }
-    }
-
-    /// Erases everything stored for the user: state, processed event ids, activity rows.
+    /// Erases the user's state and their last event ids (the caller deleted most of them already, a
+    /// part at a time), and takes them out of the rollups' unique users.
     static func erase(userId: String, _ db: Connection) throws {
+        var rollups = RollupDeltas()
+        rollups.erase(try load(userId: userId, db))
+        try add(rollups, db)
         try db.run("DELETE FROM user_states WHERE user_id = ?1", [.text(userId)])
         try db.run("DELETE FROM processed_events WHERE user_id = ?1", [.text(userId)])
-        try db.run("DELETE FROM sheet_activity WHERE user_id = ?1", [.text(userId)])
-    }
-}
-
-/// The activity records of a batch's committed-to-be updates, counted per (sheet, kind, method): one
-/// `sheet_totals` upsert per key and batch instead of one per record.
-struct ActivityTotals {
-    /// Few distinct keys per batch (mostly one sheet and kind), so a list searched linearly.
-    private(set) var counts: [(sheetId: String, kind: SheetActivity.Kind, method: String?, count: Int)] = []
-
-    mutating func add(_ records: [SheetActivity]) {
-        for record in records {
-            if let i = counts.firstIndex(where: { $0.kind == record.kind && $0.method == record.method && $0.sheetId == record.sheetId }) {
-                counts[i].count += 1
-            } else {
-                counts.append((record.sheetId, record.kind, record.method, 1))
-            }
-        }
     }
 }

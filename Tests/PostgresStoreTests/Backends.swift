@@ -1,10 +1,11 @@
 import Foundation
 import PostgresKit
-import PostgresStore
 import SheetPolicy
-import SheetStore
 import TestSupport
 import Testing
+
+@testable import PostgresStore
+@testable import SheetStore
 
 /// The store backends the contract tests run on. PostgreSQL joins when `SHEETD_TEST_POSTGRES_URL`
 /// names a server the tests may create schemas in (`make test` starts one with scripts/postgres.sh).
@@ -58,10 +59,19 @@ struct TestDatabase: Sendable {
     }
 
     /// Opens (and migrates) a store on this database; several may be open at once (replicas).
-    func open(readers: Int = 4) throws -> any SheetStore {
+    func open(readers: Int = 4, retention: StoreRetention = .default) throws -> any SheetStore {
         switch backend {
-        case .sqlite: try SQLiteSheetStore.open(path: location)
-        case .postgres: try PostgresSheetStore.open(url: location, readerConnections: readers)
+        case .sqlite: try SQLiteSheetStore.open(path: location, retention: retention)
+        case .postgres: try PostgresSheetStore.open(url: location, readerConnections: readers, retention: retention)
+        }
+    }
+
+    /// One prune step of `store`'s retention at `now` (Unix seconds), as its writer runs them.
+    func prune(_ store: any SheetStore, now: Int64) throws {
+        switch store {
+        case let store as SQLiteSheetStore: try store.prune(now: now)
+        case let store as PostgresSheetStore: try store.prune(now: now)
+        default: Issue.record("unknown store")
         }
     }
 

@@ -6,7 +6,8 @@ import TestSupport
 import Testing
 
 /// The campaign half of the store contract (issue 15): campaign facts and segments in the user's
-/// state, the settings row, the activity log with its totals; checked on every backend.
+/// state, the settings row and the stats' totals (the rollups: `RollupContractTests`); checked on
+/// every backend.
 @Suite struct CampaignStoreContractTests {
     static func t(_ ms: Int64) -> Timestamp { Timestamp(millisecondsSince1970: ms) }
 
@@ -56,71 +57,6 @@ import Testing
             state.campaign = CampaignState(); return []
         }
         #expect(try reopened.userState(userId: "u1") == sampleState)
-    }
-
-    /// Erasing a user removes their campaign facts and segments, and their activity rows (unique
-    /// users drop), while the per-sheet totals (no user id) stay.
-    @Test(arguments: Backend.available) func eraseRemovesCampaignFactsAndActivity(_ backend: Backend) throws {
-        try withStore(backend) { store, _ throws in
-            for user in ["u1", "u2"] {
-                _ = try store.update(userId: user, eventId: nil) { state, activity in
-                    state = Self.campaignState
-                    activity.append(SheetActivity(sheetId: "offer-cards", kind: .impression, at: Self.t(1000)))
-                    return []
-                }
-            }
-            #expect(try store.sheetStats(sheetId: "offer-cards", since: nil) == SheetStats(impressions: 2, uniqueUsers: 2))
-            try store.deleteUser(userId: "u1")
-            #expect(try store.userState(userId: "u1") == UserState())
-            #expect(try store.userState(userId: "u2") == Self.campaignState)
-            #expect(try store.sheetStats(sheetId: "offer-cards", since: nil) == SheetStats(impressions: 2, uniqueUsers: 1))
-            #expect(try store.sheetStats(sheetId: "offer-cards", since: Self.t(0)) == SheetStats(impressions: 1, uniqueUsers: 1))
-        }
-    }
-
-    /// Activity commits with the update that emitted it: counted per kind and method, from `since`
-    /// on (inclusive) or in total; a throwing body and a replay emit nothing.
-    @Test(arguments: Backend.available) func activityCommitsWithTheUpdate(_ backend: Backend) throws {
-        try withStore(backend) { store, _ throws in
-            #expect(try store.sheetStats(sheetId: "s", since: nil) == SheetStats())
-            _ = try store.update(userId: "u1", eventId: "e1") { state, activity in
-                state.latches["s"] = 1
-                activity += [
-                    SheetActivity(sheetId: "s", kind: .impression, at: Self.t(1000)),
-                    SheetActivity(sheetId: "s", kind: .impression, at: Self.t(2000)),
-                    SheetActivity(sheetId: "s", kind: .dismissal, method: "swipe", at: Self.t(2000)),
-                    SheetActivity(sheetId: "s", kind: .dismissal, method: "closeButton", at: Self.t(3000)),
-                    SheetActivity(sheetId: "s", kind: .latchRelease, at: Self.t(3000)),
-                    SheetActivity(sheetId: "s", kind: .opened, at: Self.t(4000)),
-                    SheetActivity(sheetId: "other", kind: .impression, at: Self.t(4000)),
-                ]
-                return [1]
-            }
-            let replay = try store.update(userId: "u1", eventId: "e1") { _, activity in
-                activity.append(SheetActivity(sheetId: "s", kind: .impression, at: Self.t(9000)))
-                return [2]
-            }
-            #expect(replay.replayed)
-            #expect(throws: BodyFailed()) {
-                try store.update(userId: "u2", eventId: nil) { _, activity in
-                    activity.append(SheetActivity(sheetId: "s", kind: .impression, at: Self.t(9000)))
-                    throw BodyFailed()
-                }
-            }
-            _ = try store.update(userId: "u2", eventId: nil) { _, activity in
-                activity.append(SheetActivity(sheetId: "s", kind: .dismissal, method: "swipe", at: Self.t(5000)))
-                return []
-            }
-            let all = SheetStats(
-                impressions: 2, uniqueUsers: 1, dismissals: ["swipe": 2, "closeButton": 1], latchReleases: 1, openedFrom: 1)
-            #expect(try store.sheetStats(sheetId: "s", since: nil) == all)
-            #expect(try store.sheetStats(sheetId: "s", since: Self.t(1000)) == all)
-            #expect(
-                try store.sheetStats(sheetId: "s", since: Self.t(2000))
-                    == SheetStats(impressions: 1, uniqueUsers: 1, dismissals: ["swipe": 2, "closeButton": 1], latchReleases: 1, openedFrom: 1))
-            #expect(try store.sheetStats(sheetId: "s", since: Self.t(4001)) == SheetStats(dismissals: ["swipe": 1]))
-            #expect(try store.sheetStats(sheetId: "other", since: nil) == SheetStats(impressions: 1, uniqueUsers: 1))
-        }
     }
 
     /// Many users reporting impressions of the same sheets at once (every writer, batches that share

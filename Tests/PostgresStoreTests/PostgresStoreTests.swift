@@ -159,9 +159,9 @@ struct PostgresStoreTests {
         defer { store.close() }
         _ = try store.update(userId: "u1", eventId: "old") { _ in [1] }
         let now = Int64(Date().timeIntervalSince1970)
-        try store.purgeExpiredEvents(now: now + 47 * 3600)
-        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed, "kept for at least 24 h")
-        try store.purgeExpiredEvents(now: now + 49 * 3600)
+        try store.prune(now: now + 6 * 86_400)
+        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed, "kept for the window (7 days)")
+        try store.prune(now: now + 8 * 86_400)
         #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed == false)
     }
 

@@ -122,8 +122,8 @@ extension SheetService {
         return w.bytes
     }
 
-    /// `GET /v1/sheets/{sheetId}/stats?since=RFC3339` (admin): counted over the activity log from
-    /// `since` on, or the totals kept for good without it.
+    /// `GET /v1/sheets/{sheetId}/stats?since=RFC3339` (admin): from the hour rollups, over the whole
+    /// hours from `since` on (`countedFrom`), or everything kept without it.
     func sheetStats(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try requireAdmin(request, "only the admin token may read stats")
         let sheetId = try pathIdentifier(request, "sheetId")
@@ -158,6 +158,8 @@ extension SheetService {
             }
             o.member("latchReleases", stats.latchReleases)
             o.member("openedFrom", stats.openedFrom)
+            // Rollups count whole UTC hours: the first hour boundary at or after `since`.
+            o.member("countedFrom", stats.countedFrom?.rfc3339)
         }
         return .json(200, w.bytes)
     }

@@ -1,0 +1,77 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The queue in front of a group-committing writer, the same for every backend: jobs queue up,
+/// the first job of an idle queue starts the writer's serial thread, which takes batches of at most
+/// `maxBatch` jobs (those queued meanwhile form the next batch) until the queue is empty. What a
+/// batch is (one transaction, savepoints, the commit) is the writer's `run`; what it returns (the
+/// completions) runs after the batch's jobs were released, while newer jobs queue up.
+public final class GroupCommitQueue<Job: Sendable>: @unchecked Sendable {
+    // `@unchecked` for `run`, which is set once and called on the writer's thread alone.
+
+    /// At most this many jobs share one transaction.
+    public static var maxBatch: Int { 256 }
+
+    private struct State {
+        var jobs: [Job] = []
+        /// A drain is scheduled or running on `thread`.
+        var active = false
+        /// Set by `close()`: new jobs are refused.
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let thread: DispatchQueue
+    private let run: ([Job]) -> () -> Void
+
+    /// `run` receives each batch, in queue order, on the writer's thread, and returns what completes
+    /// its jobs; that must not hold on to the jobs (a blocking caller's body must not outlive its call).
+    public init(label: String, run: @escaping ([Job]) -> () -> Void) {
+        thread = DispatchQueue(label: label)
+        self.run = run
+    }
+
+    /// Queues `job`; false when the queue is closed (the job was not taken).
+    public func enqueue(_ job: Job) -> Bool {
+        let start = state.withLock { state -> Bool? in
+            if state.closed { return nil }
+            state.jobs.append(job)
+            if state.active { return false }
+            state.active = true
+            return true
+        }
+        guard let start else { return false }
+        if start { thread.async { [self] in drain() } }
+        return true
+    }
+
+    private func drain() {
+        while let complete = runNextBatch() { complete() }
+    }
+
+    /// Takes and runs the next batch; nil when the queue is empty. The batch is released when this
+    /// returns, before its completions run.
+    private func runNextBatch() -> (() -> Void)? {
+        let batch = state.withLock { state in
+            let batch = Array(state.jobs.prefix(Self.maxBatch))
+            state.jobs.removeFirst(batch.count)
+            if batch.isEmpty { state.active = false }
+            return batch
+        }
+        return batch.isEmpty ? nil : run(batch)
+    }
+
+    /// Refuses new jobs and returns once the queued ones have run.
+    public func close() {
+        state.withLock { $0.closed = true }
+        // Polled rather than `thread.sync`, which would deadlock when the last reference drops on the
+        // writer thread.
+        while state.withLock({ $0.active }) { usleep(1_000) }
+    }
+}
