@@ -43,9 +43,18 @@ public final class SheetdAdminClient: Sendable {
         return PutResult(definition: try HTTPCore.decode(SheetDefinition.self, answer), created: answer.status == 201)
     }
 
-    /// Every definition, ordered by id (`GET /v1/sheets`).
+    /// Every definition, ordered by id (`GET /v1/sheets`, page after page).
     public func sheets() async throws -> [SheetDefinition] {
-        try HTTPCore.decode(Catalog.self, try await core.send("GET", "/v1/sheets")).sheets
+        var sheets: [SheetDefinition] = []
+        var after: String?
+        repeat {
+            var query = [URLQueryItem(name: "limit", value: "500")]
+            if let after { query.append(URLQueryItem(name: "after", value: after)) }
+            let page = try HTTPCore.decode(Catalog.self, try await core.send("GET", "/v1/sheets", query: query))
+            sheets += page.sheets
+            after = page.next
+        } while after != nil
+        return sheets
     }
 
     /// One definition (`GET /v1/sheets/{sheetId}`); a 404 throws.

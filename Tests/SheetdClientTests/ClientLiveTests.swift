@@ -13,6 +13,17 @@ import Glibc
 @Suite struct ClientLiveTests {
     static let homeAccounts = SheetContext(screen: "home", tab: "accounts", platform: .ios)
 
+    /// `sheets()` follows the catalog's pages: 503 sheets come back whole and in id order.
+    @Test func theAdminClientReadsEveryPageOfTheCatalog() async throws {
+        let live = try LiveSheetd()
+        let admin = live.admin()
+        let ids = (0..<503).map { String(format: "s%03d", $0) }
+        for (index, id) in ids.enumerated() {
+            _ = try await admin.putSheet(id, definition: SheetDefinitionInput(kind: .informational, screen: "screen\(index / 100)"))
+        }
+        #expect(try await admin.sheets().map(\.id) == ids)
+    }
+
     /// Every user route and every admin route, through the typed API.
     @Test func everyCallWorksAgainstALiveServer() async throws {
         let live = try LiveSheetd()

@@ -201,12 +201,15 @@ public struct DefinitionWarning: Codable, Sendable, Equatable, Hashable {
 
 /// The catalog, ordered by id (openapi.yaml `Catalog`).
 public struct Catalog: Codable, Sendable, Equatable, Hashable {
-    /// Every definition.
+    /// Every definition (of this page, for `GET /v1/sheets`).
     public var sheets: [SheetDefinition]
+    /// `GET /v1/sheets`: the `after` of the next page; nil on the last page (and in a catalog file).
+    public var next: String?
 
     /// A value with every member.
-    public init(sheets: [SheetDefinition]) {
+    public init(sheets: [SheetDefinition], next: String? = nil) {
         self.sheets = sheets
+        self.next = next
     }
 }
 
