@@ -24,8 +24,8 @@ extension PostgresSheetStore: SharedSheetStore {
         WHERE EXISTS (SELECT 1 FROM v WHERE $2::bigint IS NULL OR v.u <> $2::bigint)
         """
 
-    /// Both versions alone: the cache-hit path (measured with pgbench: about 1.4x the rate of
-    /// `versionedLoadSQL` gated off, whose four-branch plan costs even when it reads nothing).
+    /// Both versions alone: the cache-hit path (cheaper than `versionedLoadSQL` gated off, whose
+    /// four-branch plan costs even when it reads nothing).
     static let versionsSQL = """
         SELECT coalesce((SELECT version FROM user_versions WHERE user_id = $1), 0)::text,
                coalesce((SELECT version FROM catalog_version), 0)::text

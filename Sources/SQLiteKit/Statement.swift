@@ -117,10 +117,6 @@ public final class Statement {
 
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
-    public func columnName(at index: Int) -> String {
-        sqlite3_column_name(handle, Int32(index)).map { String(cString: $0) } ?? ""
-    }
-
     public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
 
     public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }

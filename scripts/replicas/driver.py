@@ -281,9 +281,35 @@ def stored_pairs(args, run):
     return pairs
 
 
+# Processed event ids a user keeps (sheetd's StoreRetention): older ids are pruned on purpose.
+KEPT_EVENT_IDS = 64
+
+
 def lost_events(args, load):
+    """Acknowledged events that did not survive. Each client sets its count to n with event id
+    <user>-<n>, n rising: a user's stored count is at least its highest acknowledged n, and every
+    acknowledged id among the user's newest kept ids (the last 64 processed) is still recorded."""
     pairs = stored_pairs(args, load.run)
-    return [(u, e) for (u, e) in load.acked if (u, "count/" + e) not in pairs]
+    newest = {}
+    for (u, e) in pairs:
+        n = int(e.rsplit("-", 1)[1])
+        newest[u] = max(newest.get(u, 0), n)
+    highest = {}
+    for (u, e) in load.acked:
+        highest[u] = max(highest.get(u, 0), int(e.rsplit("-", 1)[1]))
+    lost = []
+    api = Client(args.balancer, args.token)
+    for u, n in sorted(highest.items()):
+        st, _, body = api.request("GET", "/v1/users/%s/state" % u)
+        counts = [c["count"] for c in json.loads(body).get("containers", []) if c.get("containerId") == "offers-home"] \
+            if st == 200 else []
+        if not counts or counts[0] < n:
+            lost.append((u, "%s-%d (stored count %s, state %d)" % (u, n, counts[0] if counts else None, st)))
+    api.close()
+    for (u, e) in load.acked:
+        if int(e.rsplit("-", 1)[1]) > newest.get(u, 0) - KEPT_EVENT_IDS and (u, "count/" + e) not in pairs:
+            lost.append((u, e))
+    return lost
 
 
 def phase_kill(args):

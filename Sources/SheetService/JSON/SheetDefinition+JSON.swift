@@ -122,7 +122,7 @@ extension CampaignRules {
     /// The campaign members a sheet definition may have (card sheets only).
     static let members = ["schedule", "cooldownSeconds", "frequency", "audience"]
 
-    /// Reads `schedule`, `cooldownSeconds`, `frequency` and `audience` (issue 15). Null or absent is
+    /// Reads `schedule`, `cooldownSeconds`, `frequency` and `audience`. Null or absent is
     /// "no rule"; so is a `schedule` or `audience` object with no member set. On a sheet that is not a
     /// card sheet, each one given is an error naming it.
     static func parse(_ r: inout BodyReader, cardSheet: Bool) -> CampaignRules {

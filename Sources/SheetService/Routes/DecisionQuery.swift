@@ -114,7 +114,7 @@ enum DecisionQuery {
                 invalid.append(("viewportHeight", "must be a number of points from 1 to 10000"))
             }
         }
-        // Audiences compare these (issue 15); part of the context, so of the decision cache's key.
+        // Audiences compare these; part of the context, so of the decision cache's key.
         if let appVersion, !AppVersion.isValid(appVersion) { invalid.append(("appVersion", AppVersion.rule)) }
         if let locale, !LanguageTag.isValid(locale) { invalid.append(("locale", LanguageTag.rule)) }
         guard invalid.isEmpty, let screenId, let platformValue else { throw Problems.invalidParams(invalid) }

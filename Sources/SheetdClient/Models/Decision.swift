@@ -15,7 +15,7 @@ public struct Decision: Codable, Sendable, Equatable, Hashable {
     public var stack: [SheetPresentation]
     /// Ids of eligible sheets that lost.
     public var yielded: [String]
-    /// Card sheets held back by a campaign rule, with the rule (nil from a server before issue 15).
+    /// Card sheets held back by a campaign rule, with the rule (nil from a server older than campaign rules).
     public var held: [HeldSheet]?
     /// The rules applied, in order, in plain words.
     public var trace: [String]
