@@ -493,10 +493,12 @@ let sampleState = UserState(
             }
             let outside = try Connection(path: dir.file(), flags: [.readWrite], options: .init(walJournal: false))
             defer { outside.close() }
-            // A background checkpoint may still be running (it holds the checkpoint lock): retry a while.
+            // A background checkpoint may still be running. It holds the checkpoint lock, which SQLite
+            // tries once without the busy handler (SQLITE_BUSY at once): retry, with pauses, a while.
             var truncated = false
             for _ in 0..<100 where !truncated {
                 truncated = (try? outside.checkpoint(.truncate, busyTimeoutMilliseconds: 50)) != nil
+                if !truncated { usleep(20_000) }
             }
             #expect(truncated, "a reader still holds the WAL")
         }
