@@ -256,6 +256,32 @@ public final class PostgresSheetStore: SheetStore {
         try read { db in _ = try db.scalar("SELECT max(version) FROM schema_migrations") }
     }
 
+    public func sampleUsers(from: String?, limit: Int) throws(StoreError) -> [(userId: String, state: UserState)] {
+        guard limit > 0 else { return [] }
+        // Every stored user has a `user_versions` row (an erase removes it): its primary key's order
+        // (the column's collation; byte order on a C-collated database, as on SQLite) keeps both
+        // scans on the index. Then one statement reads their states.
+        return try read { db in
+            var from = from ?? ""
+            if from.isEmpty, let users = try db.scalar("SELECT count(*) FROM user_versions").flatMap({ Int64($0) }), users > 0 {
+                from = try db.scalar(
+                    "SELECT user_id FROM user_versions ORDER BY user_id OFFSET $1::bigint LIMIT 1", [.int(Int64.random(in: 0..<users))]) ?? ""
+            }
+            let ids = try db.query(
+                """
+                (SELECT user_id FROM user_versions WHERE user_id >= $1 ORDER BY user_id LIMIT $2::int)
+                UNION ALL
+                (SELECT user_id FROM user_versions WHERE user_id < $1 ORDER BY user_id LIMIT $2::int)
+                """, [.text(from), .int(Int64(limit))]
+            ).map { $0.string(at: 0) }
+            let chosen = Array(ids.prefix(limit))
+            guard !chosen.isEmpty else { return [] }
+            let states = try PostgresUserStateSQL.states(
+                from: try db.query(PostgresUserStateSQL.loadManySQL, [PostgresUserStateSQL.textArray(chosen)]))
+            return chosen.map { ($0, states[$0] ?? UserState()) }
+        }
+    }
+
     public var writeStatistics: WriteStatistics { statistics.counters.withLock { $0 } }
 
     /// Lets the writers finish what is queued, then closes every connection. Idempotent.

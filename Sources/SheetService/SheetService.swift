@@ -44,6 +44,8 @@ public final class SheetService: Sendable {
     let feed = ChangeFeed()
     let streams: DecisionStreams
     let longPolls = LongPolls()
+    /// `POST /v1/catalog/impact`: one analysis at a time, on its own thread.
+    let impactAnalyses = ImpactAnalyses()
     /// The service's clock (the policy has none); tests pass a fixed or stepped one.
     let clock: @Sendable () -> Timestamp
     /// Impressions and dismissals per sheet for /metrics (bounded by the catalog).
@@ -134,6 +136,7 @@ public final class SheetService: Sendable {
         router.add(.GET, "/v1/sheets/{sheetId}") { [self] in try getSheet($0) }
         router.add(.PUT, "/v1/sheets/{sheetId}") { [self] in try putSheet($0) }
         router.add(.DELETE, "/v1/sheets/{sheetId}") { [self] in try deleteSheet($0) }
+        router.add(.POST, "/v1/catalog/impact") { [self] in try catalogImpact($0) }
 
         router.add(.PUT, "/v1/users/{userId}/containers/{containerId}/count") { [self] in try reportCount($0) }
         router.add(.POST, "/v1/users/{userId}/dismissals") { [self] in try reportDismissal($0) }

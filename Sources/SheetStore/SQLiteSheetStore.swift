@@ -235,6 +235,30 @@ public final class SQLiteSheetStore: SheetStore {
         try writer.probe()
     }
 
+    public func sampleUsers(from: String?, limit: Int) throws(StoreError) -> [(userId: String, state: UserState)] {
+        guard limit > 0 else { return [] }
+        // Two range scans of the primary key: beyond picking the start, the cost follows `limit`.
+        return try read { db in
+            var from = from ?? ""
+            if from.isEmpty, case .integer(let users)? = try db.scalar("SELECT count(*) FROM user_states"), users > 0 {
+                let offset = Int64.random(in: 0..<users)
+                if case .text(let id)? = try db.scalar("SELECT user_id FROM user_states ORDER BY user_id LIMIT 1 OFFSET ?1", [.integer(offset)]) {
+                    from = id
+                }
+            }
+            func rows(_ sql: String, _ count: Int) throws -> [(userId: String, state: UserState)] {
+                try db.query(sql, [.text(from), .integer(Int64(count))]) { row in
+                    (row.string(at: 0), try UserStateCodec.decode(row.blob(at: 1)))
+                }
+            }
+            var sample = try rows("SELECT user_id, state FROM user_states WHERE user_id >= ?1 ORDER BY user_id LIMIT ?2", limit)
+            if sample.count < limit {
+                sample += try rows("SELECT user_id, state FROM user_states WHERE user_id < ?1 ORDER BY user_id LIMIT ?2", limit - sample.count)
+            }
+            return sample
+        }
+    }
+
     /// Read transactions the decision reads began (tests: kept snapshots are reused).
     var readSnapshotsBegun: Int { readers.readSnapshotsBegun }
 

@@ -161,6 +161,11 @@ public protocol SheetStore: AnyObject, Sendable {
     // MARK: Operations
     /// Succeeds when the database answers a trivial read (readiness).
     func ping() throws(StoreError)
+    /// Up to `limit` stored users with their states, in order of user id from the first id at or
+    /// after `from`, continuing from the smallest id when the end comes first (so any `from` yields
+    /// `limit` users when as many are stored). Without `from`, from a stored user picked uniformly at
+    /// random (one count and one scan of the ids before it). Reads only: never on the writer's path.
+    func sampleUsers(from: String?, limit: Int) throws(StoreError) -> [(userId: String, state: UserState)]
     /// Counters of the write path: updates, the transactions that carried them, checkpoints.
     var writeStatistics: WriteStatistics { get }
     /// Flushes the WAL and closes every connection; the store is unusable afterwards.

@@ -22,14 +22,19 @@ public enum CatalogCheck {
 
     /// Every finding for the catalog file's bytes; `limits` are the server's catalog limits.
     public static func findings(in data: [UInt8], limits: CatalogLimits = CatalogLimits()) -> [Finding] {
+        validate(data, limits: limits).findings
+    }
+
+    /// The findings, and the definitions that passed (all of them when no finding is an error).
+    static func validate(_ data: [UInt8], limits: CatalogLimits) -> (findings: [Finding], definitions: [SheetDefinition]) {
         let root: [String: JSONValue]
         do {
             root = try RequestBody.object(data, subject: "the file")
         } catch {
-            return [Finding(severity: .error, path: "", sheetId: nil, reason: error.detail)]
+            return ([Finding(severity: .error, path: "", sheetId: nil, reason: error.detail)], [])
         }
         guard case .array(let entries)? = root["sheets"] else {
-            return [Finding(severity: .error, path: "sheets", sheetId: nil, reason: "is required: the file is {\"sheets\": [definition, ...]}")]
+            return ([Finding(severity: .error, path: "sheets", sheetId: nil, reason: "is required: the file is {\"sheets\": [definition, ...]}")], [])
         }
         var found: [Finding] = []
         for name in root.keys.sorted() where name != "sheets" {
@@ -70,7 +75,7 @@ public enum CatalogCheck {
         if let violation = limits.violation(upserting: definitions, into: Catalog()) {
             found.append(Finding(severity: .error, path: "sheets", sheetId: nil, reason: violation.description))
         }
-        return found
+        return (found, definitions)
     }
 
     /// Runs the command: `arguments` after `catalog check`.

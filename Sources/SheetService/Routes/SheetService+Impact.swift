@@ -1,0 +1,94 @@
+import Concurrency
+import MicroHTTP
+import Observability
+import SheetPolicy
+import SheetStore
+import SheetWire
+import Synchronization
+
+/// `POST /v1/catalog/impact`: what a proposed catalog would change for stored users, before it ships.
+extension SheetService {
+    /// Users compared when `users` is not given, and the most a request may ask for.
+    static let defaultImpactUsers = 1000
+    static let maximumImpactUsers = 10_000
+    /// The comparison stops after this much time and answers what it has (`sample.complete` false).
+    static let impactBudgetMilliseconds = 2000
+
+    /// Admin only. The body is a catalog file (`{"sheets": [...]}`), validated as `sheetd catalog
+    /// check` does (400 naming each member). A sample of stored users is read (never through the
+    /// writer) and both catalogs decide for each in every context the two catalogs name, at one
+    /// instant, with the current settings; the answer counts the decisions that change, by kind.
+    func catalogImpact(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        try requireAdmin(request, "only the admin token may analyse a catalog change")
+        var invalid: [(name: String, reason: String)] = []
+        var users = Self.defaultImpactUsers
+        var from: String?
+        for name in request.queryNames() {
+            switch name {
+            case "users":
+                guard let text = request.query("users"), let n = Int(text), (1...Self.maximumImpactUsers).contains(n) else {
+                    invalid.append(("users", "must be a whole number from 1 to \(Self.maximumImpactUsers)"))
+                    continue
+                }
+                users = n
+            case "from":
+                guard let id = request.query("from"), Identifier.isValid(id) else {
+                    invalid.append(("from", Identifier.rule))
+                    continue
+                }
+                from = id
+            default:
+                if !invalid.contains(where: { $0.name == name }) { invalid.append((name, "is not a known parameter (users, from)")) }
+            }
+        }
+        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+        guard let type = request.header("Content-Type"), MediaType.isJSON(type) else { throw Problems.unsupportedMediaType }
+        let (findings, definitions) = CatalogCheck.validate(request.body, limits: catalogLimits)
+        let errors = findings.filter { $0.severity == .error }
+        if !errors.isEmpty {
+            throw Problems.invalidParams(errors.map { ($0.path.isEmpty ? "body" : $0.path, $0.reason) })
+        }
+        _ = catalog  // on a shared database: another replica's changes first
+        let current = catalogSnapshot.current
+        var proposed = Catalog(definitions)
+        proposed.settings = current.settings
+        guard impactAnalyses.begin() else {
+            throw Problems.tooManyRequests("a catalog impact analysis is running; one runs at a time", retryAfterSeconds: 2)
+        }
+        let store = self.store, now = clock()
+        return .deferred { [impactAnalyses, users, from, proposed] promise in
+            impactAnalyses.thread.run {
+                defer { impactAnalyses.end() }
+                promise.complete { () throws(Problem) in
+                    let started = monotonicMicros()
+                    let sample = try self.storage { () throws(StoreError) in try store.sampleUsers(from: from, limit: users) }
+                    let contexts = CatalogImpact.contexts(of: [current, proposed])
+                    var impact = CatalogImpact()
+                    var complete = true
+                    for (userId, state) in sample {
+                        if (monotonicMicros() - started) / 1000 >= Self.impactBudgetMilliseconds {
+                            complete = false
+                            break
+                        }
+                        impact.add(userId: userId, state: state, current: current, proposed: proposed, contexts: contexts, now: now)
+                    }
+                    let report = CatalogImpactReport(
+                        impact: impact, from: sample.first?.userId ?? from ?? "", requestedUsers: users, complete: complete, now: now,
+                        elapsedMilliseconds: (monotonicMicros() - started) / 1000, contexts: contexts, current: current, proposed: proposed)
+                    return .json(200, report.jsonBytes())
+                }
+            }
+        }
+    }
+}
+
+/// At most one impact analysis runs (each may take its whole time budget of one core), on a thread
+/// of its own, so that neither the HTTP workers nor the writer wait for it.
+final class ImpactAnalyses: Sendable {
+    let thread = WorkerThreads(count: 1)
+    private let running = Atomic<Bool>(false)
+
+    /// False when one is running already.
+    func begin() -> Bool { !running.exchange(true, ordering: .acquiringAndReleasing) }
+    func end() { running.store(false, ordering: .releasing) }
+}
