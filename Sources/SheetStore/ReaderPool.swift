@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// **Snapshots kept between reads.** Beginning a read transaction costs three system calls (SQLite
 /// locks and unlocks a read mark of the WAL index with `fcntl` and checks the database file's size;
-/// BENCHMARKS.md, eighth pass, has what that weighs). The writer is in this process and bumps `writeGeneration`
+/// docs/benchmarks-history.md, eighth pass, has what that weighs). The writer is in this process and bumps `writeGeneration`
 /// after each of its transactions, before anything it wrote is acknowledged; so a read transaction
 /// begun at generation *g* still shows every acknowledged write while the generation is *g*, and
 /// `readSnapshot` keeps it open for the thread's next read. Kept snapshots do not hold back
