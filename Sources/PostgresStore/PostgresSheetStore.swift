@@ -264,8 +264,9 @@ public final class PostgresSheetStore: SheetStore {
         return try read { db in
             var from = from ?? ""
             if from.isEmpty, let users = try db.scalar("SELECT count(*) FROM user_versions").flatMap({ Int64($0) }), users > 0 {
-                from = try db.scalar(
-                    "SELECT user_id FROM user_versions ORDER BY user_id OFFSET $1::bigint LIMIT 1", [.int(Int64.random(in: 0..<users))]) ?? ""
+                from =
+                    try db.scalar(
+                        "SELECT user_id FROM user_versions ORDER BY user_id OFFSET $1::bigint LIMIT 1", [.int(Int64.random(in: 0..<users))]) ?? ""
             }
             let ids = try db.query(
                 """

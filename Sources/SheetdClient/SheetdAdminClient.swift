@@ -67,6 +67,18 @@ public final class SheetdAdminClient: Sendable {
         _ = try await core.send("DELETE", "/v1/sheets/\(HTTPCore.segment(id))")
     }
 
+    /// What `proposed` would change for a sample of stored users (`POST /v1/catalog/impact`):
+    /// `users` of them (the server's default 1000 when nil), from the user id `from` (a random stored
+    /// user when nil). Nothing is written.
+    /// - Throws: ``SheetdError``; a 400 names each bad member (`sheets[i].member`) in ``SheetdError/invalidParams``.
+    public func catalogImpact(of proposed: CatalogFile, users: Int? = nil, from: String? = nil) async throws -> CatalogImpact {
+        var query: [URLQueryItem] = []
+        if let users { query.append(URLQueryItem(name: "users", value: String(users))) }
+        if let from { query.append(URLQueryItem(name: "from", value: from)) }
+        return try HTTPCore.decode(
+            CatalogImpact.self, try await core.send("POST", "/v1/catalog/impact", query: query, body: try HTTPCore.encode(proposed)))
+    }
+
     // MARK: - Segments, settings, stats
 
     /// Replaces a user's segments (`PUT /v1/users/{userId}/attributes`); returns them as stored

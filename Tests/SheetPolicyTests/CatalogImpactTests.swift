@@ -35,9 +35,10 @@ import Testing
         ])
         let proposed = Catalog([SheetDefinition(id: "d", kind: .informational, screen: "home", tab: "cards")])
         let contexts = CatalogImpact.contexts(of: [current, proposed]).map { "\($0.screen)/\($0.tab ?? "-")/\($0.platform.rawValue)" }
-        #expect(contexts == [
-            "home/accounts/android", "home/accounts/ios", "home/cards/android", "home/cards/ios", "settings/-/android", "settings/-/ios",
-        ])
+        #expect(
+            contexts == [
+                "home/accounts/android", "home/accounts/ios", "home/cards/android", "home/cards/ios", "settings/-/android", "settings/-/ios",
+            ])
     }
 
     /// Current: `offers` (content size) on container `c`. Proposed: `offers` in large, and `promo`

@@ -50,7 +50,8 @@ import Testing
         let changes = try #require(body["changes"] as? [[String: Any]])
         #expect(changes.map { $0["change"] as? String } == ["shown", "hidden", "sheet-changed", "variant-changed", "detents-changed"])
         let byKind = Dictionary(uniqueKeysWithValues: changes.map { ($0["change"] as! String, $0) })
-        #expect(byKind.mapValues { $0["decisions"] as? Int } == ["shown": 2, "hidden": 0, "sheet-changed": 2, "variant-changed": 2, "detents-changed": 0])
+        #expect(
+            byKind.mapValues { $0["decisions"] as? Int } == ["shown": 2, "hidden": 0, "sheet-changed": 2, "variant-changed": 2, "detents-changed": 0])
         let shown = try #require(byKind["shown"]?["examples"] as? [[String: Any]])
         #expect(shown.count == 2 && shown.allSatisfy { $0["userId"] as? String == "d" })
         let before = try #require(shown.first?["before"] as? [String: Any])

@@ -132,6 +132,25 @@ import Testing
         #expect(beat.comment == "heartbeat")
     }
 
+    /// Heartbeats go out a slice of the streams at a time: every slice comes round, so each of many
+    /// idle streams still gets one within one and a half intervals.
+    @Test func everyIdleStreamGetsItsHeartbeat() throws {
+        let live = try LiveService(streamHeartbeatSeconds: 1)
+        try Fixtures.install(live)
+        let users = (1...40).map { "hb\($0)" }
+        let streams = try users.map { user in
+            try open(live, token: live.userToken(user), path: "/v1/users/\(user)/decision/stream?" + Fixtures.homeAccountsIOS)
+        }
+        for stream in streams {
+            _ = try stream.next()
+            _ = try stream.next()
+        }
+        for (user, stream) in zip(users, streams) {
+            let beat = try #require(try stream.next(timeoutMilliseconds: 3000), "no heartbeat for \(user)")
+            #expect(beat.comment == "heartbeat")
+        }
+    }
+
     /// The stream takes the decision's authorization: no token, a bad token, another user's token.
     @Test func authorizationIsTheDecisions() throws {
         let live = try LiveService()

@@ -89,10 +89,13 @@ import Testing
         "Schedule": { try JSONEncoder().encode(try JSONDecoder().decode(Schedule.self, from: $0)) },
         "FrequencyCap": { try JSONEncoder().encode(try JSONDecoder().decode(FrequencyCap.self, from: $0)) },
         "Audience": { try JSONEncoder().encode(try JSONDecoder().decode(Audience.self, from: $0)) },
+        "CatalogFile": { try JSONEncoder().encode(try JSONDecoder().decode(CatalogFile.self, from: $0)) },
+        "CatalogImpact": { try JSONEncoder().encode(try JSONDecoder().decode(CatalogImpact.self, from: $0)) },
     ]
     /// Request bodies: their re-encodings are validated against the schema too.
     static let requestSchemas: Set<String> = [
         "SheetDefinitionInput", "CountReport", "Dismissal", "Presentation", "ContentHeight", "Impression", "UserAttributesInput", "Settings",
+        "CatalogFile",
     ]
 
     /// A JSON value without its null members (a model leaves a nil member out; the spec writes null).

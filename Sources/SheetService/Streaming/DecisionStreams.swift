@@ -16,6 +16,8 @@ final class DecisionStreams: Sendable {
 
     private struct Registry {
         var open: [ObjectIdentifier: DecisionStream] = [:]
+        /// The same streams by heartbeat slice (see `heartbeatSlice`): a turn reads only its own.
+        var slices = Array(repeating: [ObjectIdentifier: DecisionStream](), count: DecisionStreams.heartbeatSlices)
         var perUser: [String: Int] = [:]
         /// Reserved by a route that has not started its stream yet (counted against the limits).
         var reserved = 0
@@ -43,13 +45,18 @@ final class DecisionStreams: Sendable {
 
     deinit { stopped.store(true, ordering: .relaxed) }
 
-    /// Every half interval: a stream idle for a whole interval gets its heartbeat within 1.5 intervals at
-    /// worst, and streams that carried an event recently get none.
-    private func scheduleHeartbeats() {
-        heartbeatQueue.asyncAfter(deadline: .now() + .milliseconds(heartbeatSeconds * 500)) { [weak self] in
+    /// Streams take their heartbeats in this many turns per half interval, a slice of them each turn:
+    /// all of them at once is a burst of sends that delays every event queued behind it.
+    static let heartbeatSlices = 32  // `heartbeatSlice` takes the top 5 bits
+
+    /// Each stream's slice comes round every half interval: a stream idle for a whole interval gets its
+    /// heartbeat within 1.5 intervals at worst, and streams that carried an event recently get none.
+    private func scheduleHeartbeats(slice: Int = 0) {
+        let turnMillis = max(1, heartbeatSeconds * 500 / Self.heartbeatSlices)
+        heartbeatQueue.asyncAfter(deadline: .now() + .milliseconds(turnMillis)) { [weak self] in
             guard let self, !stopped.load(ordering: .relaxed) else { return }
-            sendHeartbeats()
-            scheduleHeartbeats()
+            sendHeartbeats(slice: slice)
+            scheduleHeartbeats(slice: (slice + 1) % Self.heartbeatSlices)
         }
     }
 
@@ -81,14 +88,20 @@ final class DecisionStreams: Sendable {
                 Self.decrement(&r.perUser, stream.userId)
                 return false
             }
-            r.open[ObjectIdentifier(stream)] = stream
+            let id = ObjectIdentifier(stream)
+            r.open[id] = stream
+            r.slices[Self.heartbeatSlice(of: id)][id] = stream
             return true
         }
     }
 
     func close(_ stream: DecisionStream) {
         registry.withLock { r in
-            if r.open.removeValue(forKey: ObjectIdentifier(stream)) != nil { Self.decrement(&r.perUser, stream.userId) }
+            let id = ObjectIdentifier(stream)
+            if r.open.removeValue(forKey: id) != nil {
+                r.slices[Self.heartbeatSlice(of: id)][id] = nil
+                Self.decrement(&r.perUser, stream.userId)
+            }
         }
     }
 
@@ -111,12 +124,18 @@ final class DecisionStreams: Sendable {
     static let longestExpiryHopMillis: Int64 = 60_000
     static let heartbeat = Array(": heartbeat\n\n".utf8)
 
-    private func sendHeartbeats() {
-        let streams = registry.withLock { Array($0.open.values) }
+    private func sendHeartbeats(slice: Int) {
+        let streams = registry.withLock { Array($0.slices[slice].values) }
         let idleSince = monotonicMicros() - heartbeatSeconds * 1_000_000 + 50_000
         for stream in streams where stream.body.lastWriteMicros <= idleSince {
             stream.body.send(Self.heartbeat)
         }
+    }
+
+    /// A stream's heartbeat slice, from its address (stable for the stream's life): Fibonacci hashing
+    /// spreads the aligned addresses evenly, at a multiply per stream and turn.
+    static func heartbeatSlice(of id: ObjectIdentifier) -> Int {
+        Int(((UInt64(UInt(bitPattern: id)) >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 59)
     }
 
     private static func decrement(_ counts: inout [String: Int], _ userId: String) {
