@@ -82,7 +82,8 @@ extension SQLiteSheetStore {
             number: row.int64(at: 0), createdAt: row.string(at: 1), actor: row.string(at: 2),
             comment: row.isNull(at: 3) ? nil : row.string(at: 3), restoredFrom: row.isNull(at: 4) ? nil : row.int64(at: 4),
             settings: CampaignSettings(
-                globalCap: row.isNull(at: 5) || row.isNull(at: 6) ? nil : FrequencyCap(max: Int(row.int64(at: 5)), periodSeconds: Int(row.int64(at: 6))),
+                globalCap: row.isNull(at: 5) || row.isNull(at: 6)
+                    ? nil : FrequencyCap(max: Int(row.int64(at: 5)), periodSeconds: Int(row.int64(at: 6))),
                 minIntervalSeconds: row.isNull(at: 7) ? nil : Int(row.int64(at: 7))),
             sheets: [], sheetCount: Int(row.int64(at: 8)))
     }

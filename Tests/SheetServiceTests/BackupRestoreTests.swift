@@ -171,7 +171,8 @@ final class CountWriter: @unchecked Sendable {
             while !isStopped {
                 n += 1
                 let id = "load-\(n)"
-                let answer = try? BackupRestoreTests.http(port, "PUT", "/v1/users/w\(n % 64)/containers/box/count", #"{"count":\#(n),"eventId":"\#(id)"}"#)
+                let answer = try? BackupRestoreTests.http(
+                    port, "PUT", "/v1/users/w\(n % 64)/containers/box/count", #"{"count":\#(n),"eventId":"\#(id)"}"#)
                 lock.lock()
                 if answer?.status == 200 { acked.append(id) } else { failed += 1 }
                 lock.unlock()

@@ -40,7 +40,9 @@ import Testing
         #expect(try live.request("PUT", "/v1/settings", token: Self.alice.token, json: #"{"globalCap":null,"minIntervalSeconds":60}"#).status == 200)
         #expect(try live.request("DELETE", "/v1/sheets/info", token: LiveService.adminToken).status == 204)
         // The same definition again changes nothing, so no revision.
-        #expect(try live.request("PUT", "/v1/sheets/offers", token: Self.bob.token, json: Self.offers.replacingOccurrences(of: "10", with: "30")).status == 200)
+        #expect(
+            try live.request("PUT", "/v1/sheets/offers", token: Self.bob.token, json: Self.offers.replacingOccurrences(of: "10", with: "30")).status
+                == 200)
 
         let list = try Self.revisions(live)
         #expect(list.map { $0["actor"] as? String } == ["admin", "alice", "bob", "bob", "alice", "sheetd"])

@@ -210,8 +210,12 @@ public struct Configuration: Sendable {
             let name = String(parts[0])
             guard (1...64).contains(name.count), name.utf8.allSatisfy(Self.isNameByte)
             else { throw ConfigurationError("\(variable): line \(index + 1): a name is 1 to 64 letters, digits, '.', '_' or '-'") }
-            guard !tokens.contains(where: { $0.name == name }) else { throw ConfigurationError("\(variable): line \(index + 1): the name \(name) is used twice") }
-            guard !tokens.contains(where: { $0.token == parts[1] }) else { throw ConfigurationError("\(variable): line \(index + 1): a token is used twice") }
+            guard !tokens.contains(where: { $0.name == name }) else {
+                throw ConfigurationError("\(variable): line \(index + 1): the name \(name) is used twice")
+            }
+            guard !tokens.contains(where: { $0.token == parts[1] }) else {
+                throw ConfigurationError("\(variable): line \(index + 1): a token is used twice")
+            }
             tokens.append(AdminToken(name: name, token: String(parts[1])))
         }
         return tokens
