@@ -88,7 +88,8 @@ extension SQLiteSheetStore {
         do {
             shared = try SnapshotCoordination.exclusive(file: path)
         } catch {
-            throw .unavailable("refusing to restore while the database is in use, stop the server first (\(error))")
+            let why: String = if case .unavailable(let message) = error { message } else { "\(error)" }
+            throw .unavailable("refusing to restore while the database is in use, stop the server first (\(why))")
         }
         defer { withExtendedLifetime(shared) {} }
         _ = try verify(path: source)
