@@ -6,7 +6,8 @@
 #   3. catalog changes on one replica served by the other on the next request;
 #   4. kill -9 of one replica under load, clients retrying through the balancer with the same eventId:
 #      all succeed, 0 acknowledged events lost (checked in the database);
-#   5. PostgreSQL stopped and started under load: 503s while down, recovery within 2 s, 0 lost.
+#   5. PostgreSQL stopped and started under load: 503s while down, recovery within 2 s, 0 lost;
+#   6. pg_dump, pg_restore into a fresh database, a third replica on it answers as the first does.
 # Ends with "replicas-test: N passed, M failed" and exits non-zero on any failure.
 #
 #   scripts/replicas-test.sh [BINARY]      (default .build/debug/sheetd, built when missing)
@@ -160,6 +161,40 @@ for p in "$port1" "$port2"; do
   done
   [ "$listening" = 1 ] && ok "replica on $p listens again after the restart" || bad "replica on $p does not listen after the restart"
 done
+
+# 6. Backup and restore (README, Operations): pg_dump of the database the replicas serve, pg_restore
+#    into a fresh database, a third replica on it; it answers the catalog, and every stored user's
+#    state and decision, exactly as replica 1 does.
+restored_url="${url%/*}/sheetd_restored"
+started=$(date +%s%N)
+if pg_dump --format=custom --no-owner --file "$work/sheetd.dump" "$url" 2>"$work/pg_dump.log" \
+  && psql "$url" -qc "CREATE DATABASE sheetd_restored" >>"$work/pg_dump.log" 2>&1 \
+  && pg_restore --no-owner --exit-on-error --dbname "$restored_url" "$work/sheetd.dump" >>"$work/pg_dump.log" 2>&1; then
+  ok "pg_dump and pg_restore into a fresh database ($(( ($(date +%s%N) - started) / 1000000 )) ms, $(stat -c %s "$work/sheetd.dump") bytes)"
+  port3=$(free_port)
+  "$binary" serve --port "$port3" --threads 2 --db "$restored_url" >>"$work/replica3.log" 2>&1 &
+  pids+=("$!")
+  ready=0
+  for _ in $(seq 1 100); do curl -fs --max-time 1 "http://127.0.0.1:$port3/readyz" >/dev/null 2>&1 && { ready=1; break; }; sleep 0.1; done
+  if [ "$ready" = 1 ]; then
+    differ=0 compared=0
+    get() { curl -fsS --max-time 5 -H "Authorization: Bearer $SHEETD_ADMIN_TOKEN" "$1$2" 2>&1; }
+    paths=("/v1/sheets?limit=500" "/v1/settings")
+    for user in $(psql "$url" -Atc "SELECT user_id FROM user_versions ORDER BY user_id LIMIT 150"); do
+      paths+=("/v1/users/$user/state" "/v1/users/$user/decision?screen=home&tab=accounts&platform=ios")
+    done
+    for path in "${paths[@]}"; do
+      compared=$((compared + 1))
+      [ "$(get "http://127.0.0.1:$port1" "$path")" = "$(get "http://127.0.0.1:$port3" "$path")" ] || { differ=$((differ + 1)); [ "$differ" -le 3 ] && echo "  differs: $path"; }
+    done
+    [ "$differ" = 0 ] && [ "$compared" -gt 10 ] && ok "a replica on the restored database answers $compared reads as the original does" \
+      || bad "a replica on the restored database: $differ of $compared reads differ"
+  else
+    bad "replica 3 did not start on the restored database"; tail -5 "$work/replica3.log"
+  fi
+else
+  bad "pg_dump / pg_restore"; tail -5 "$work/pg_dump.log"
+fi
 
 summary=$(echo "$results" | xargs)
 finish

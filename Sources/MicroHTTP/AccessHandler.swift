@@ -91,7 +91,7 @@ extension ServerCore {
                 case .notModified(let representation): body = .lengthOnly(representation)
                 case .deferred, .stream: preconditionFailure("the state machine sends complete responses only")
                 }
-                return send(connection, response.status, response.headers, body, labels, request: request, method: method)
+                return send(connection, response.status, response.headers, body, labels, request: request, method: method, actor: response.actor)
             case .stream(let response, let labels):
                 guard case .stream(let maxPendingBytes, let start) = response.content else {
                     preconditionFailure("the state machine streams streaming responses only")
@@ -195,14 +195,15 @@ extension ServerCore {
     /// metrics and the access-log line.
     private func send<C: HTTPConnection>(
         _ connection: C, _ status: Int, _ headers: [(String, String)], _ body: SentBody, _ labels: RequestStateMachine.Labels,
-        request: RequestState, method: UnsafePointer<CChar>
+        request: RequestState, method: UnsafePointer<CChar>, actor: String? = nil
     ) -> Bool {
         let sent = SentHeaders(headers: headers, requestId: labels.requestId, closing: draining.load(ordering: .relaxed))
         let queued = connection.queue(status: status, headers: sent, body: body)
         let duration = monotonicMicros() - request.startMicros
         labels.slot.record(status: status, durationMicros: duration)
         if accessLog && Log.isEnabled(.info) {
-            writeAccessLog(method: method, template: labels.template, status: status, durationMicros: duration, requestId: labels.requestId)
+            writeAccessLog(
+                method: method, template: labels.template, status: status, durationMicros: duration, requestId: labels.requestId, actor: actor)
         }
         if !queued {
             Log.write(.error, "could not queue the response", [("status", .int(status)), ("request_id", .string(labels.requestId))])
@@ -210,7 +211,9 @@ extension ServerCore {
         return queued
     }
 
-    private func writeAccessLog(method: UnsafePointer<CChar>, template: String?, status: Int, durationMicros: Int, requestId: String) {
+    private func writeAccessLog(
+        method: UnsafePointer<CChar>, template: String?, status: Int, durationMicros: Int, requestId: String, actor: String?
+    ) {
         let method = UnsafeBufferPointer(
             start: UnsafeRawPointer(method).assumingMemoryBound(to: UInt8.self),
             count: min(strlen(method), 32))
@@ -223,6 +226,7 @@ extension ServerCore {
             line.member("status", status)
             line.member("duration_us", durationMicros)
             line.member("request_id", requestId)
+            if let actor { line.member("actor", actor) }
         }
         out.raw("\n")
         Log.emit(out.bytes)

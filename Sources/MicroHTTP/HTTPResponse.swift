@@ -29,6 +29,8 @@ public struct HTTPResponse: Sendable {
     var content: Content
     /// `.none` unless the handler allows it.
     public var compression: Compression = .none
+    /// Who made the request, by name, for the access log (never a credential); nil: not logged.
+    public var actor: String?
 
     /// The complete body.
     public var body: [UInt8] {

@@ -317,7 +317,7 @@ public final class PostgresSheetStore: SheetStore {
         return try mapPostgresErrors { try readers.withConnection(body) }
     }
 
-    private static func transaction<T>(_ db: PostgresConnection, _ body: () throws -> T) throws -> T {
+    static func transaction<T>(_ db: PostgresConnection, _ body: () throws -> T) throws -> T {
         try db.execute("BEGIN")
         do {
             let result = try body()

@@ -51,6 +51,8 @@ public final class SheetService: Sendable {
     /// Impressions and dismissals per sheet for /metrics (bounded by the catalog).
     let sheetCounters = SheetCounters()
     let databaseErrors = Atomic<Int>(0)
+    /// Catalog revisions kept (`SHEETD_CATALOG_REVISIONS`).
+    let catalogRevisionsKept: Int
     let draining = Atomic<Bool>(false)
 
     /// Builds the service and loads the catalog from the store.
@@ -62,9 +64,11 @@ public final class SheetService: Sendable {
         maxStreams: Int = Configuration.defaultMaxStreams, streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
         stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
         eventsPerUserPerMinute: Int = Configuration.defaultEventsPerUserPerMinute,
+        catalogRevisionsKept: Int = CatalogRevision.defaultKept,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
         self.store = store
+        self.catalogRevisionsKept = catalogRevisionsKept
         self.shared = store as? any SharedSheetStore
         self.catalogCheckedPerBatch = shared != nil
         self.versionBatcher = shared.map { VersionBatcher(store: $0) }
@@ -87,6 +91,7 @@ public final class SheetService: Sendable {
         shared?.listen { [weak self] change in self?.apply(change) }
         // While the database does not answer, the last catalog read (as `catalog` does).
         shared?.checkCatalogVersionPerBatch { [weak self] version in try? self?.refreshCatalog(seen: version) }
+        catalogWrites.withLock { _ in recordFirstRevisionIfNone() }
     }
 
     /// The catalog as stored (what start-up and a replica's reload read).
@@ -137,6 +142,9 @@ public final class SheetService: Sendable {
         router.add(.PUT, "/v1/sheets/{sheetId}") { [self] in try putSheet($0) }
         router.add(.DELETE, "/v1/sheets/{sheetId}") { [self] in try deleteSheet($0) }
         router.add(.POST, "/v1/catalog/impact") { [self] in try catalogImpact($0) }
+        router.add(.GET, "/v1/catalog/revisions") { [self] in try listRevisions($0) }
+        router.add(.GET, "/v1/catalog/revisions/{revision}") { [self] in try getRevision($0) }
+        router.add(.POST, "/v1/catalog/revisions/{revision}/restore") { [self] in try restoreRevision($0) }
 
         router.add(.PUT, "/v1/users/{userId}/containers/{containerId}/count") { [self] in try reportCount($0) }
         router.add(.POST, "/v1/users/{userId}/dismissals") { [self] in try reportDismissal($0) }
@@ -163,8 +171,10 @@ public final class SheetService: Sendable {
     /// Upserts a whole catalog (the `--catalog` file) in one transaction.
     public func loadCatalog(_ definitions: [SheetDefinition]) throws(StoreError) {
         try catalogWrites.withLock { _ throws(StoreError) in
+            let before = currentCatalogTag
             try store.putSheets(definitions.map { StoredSheet(id: $0.id, json: String(decoding: $0.canonicalJSON, as: UTF8.self)) })
             catalogSnapshot.withLock { catalog in for d in definitions { catalog.upsert(d) } }
+            recordRevision(after: before, by: RevisionAuthor(actor: "sheetd", comment: "the --catalog file, upserted at start"))
         }
         feed.catalogChanged()
     }

@@ -276,7 +276,7 @@ public final class SQLiteSheetStore: SheetStore {
 
     // MARK: - Plumbing
 
-    private func read<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
+    func read<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
         guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
         return try readers.read(body)
     }
@@ -287,7 +287,7 @@ public final class SQLiteSheetStore: SheetStore {
     }
 
     @discardableResult
-    private func write<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
+    func write<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
         guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
         return try writer.write(body)
     }

@@ -118,6 +118,19 @@ public protocol SheetStore: AnyObject, Sendable {
     /// Removes one entry; returns true when it existed.
     func deleteSheet(id: String) throws(StoreError) -> Bool
 
+    // MARK: Catalog history
+    /// Appends a revision holding the catalog and settings as stored now, made by `author`, in one
+    /// transaction; then drops the oldest beyond the newest `keep`. Returns it (without its sheets).
+    func appendCatalogRevision(author: RevisionAuthor, keep: Int) throws(StoreError) -> CatalogRevision
+    /// Up to `limit` revisions, newest first, older than `before` when given (without their sheets).
+    func catalogRevisions(before: Int64?, limit: Int) throws(StoreError) -> [CatalogRevision]
+    /// One revision with its sheets; nil when it is not kept (or never was).
+    func catalogRevision(_ number: Int64) throws(StoreError) -> CatalogRevision?
+    /// In one transaction: makes the catalog and settings those of revision `number`, and appends a
+    /// revision equal to it (`restoredFrom` = `number`) by `author`. Nil (nothing changed) when the
+    /// revision is not kept.
+    func restoreCatalogRevision(_ number: Int64, author: RevisionAuthor, keep: Int) throws(StoreError) -> CatalogRevision?
+
     // MARK: Users
     /// The user's state; a user never seen has an empty state.
     func userState(userId: String) throws(StoreError) -> UserState

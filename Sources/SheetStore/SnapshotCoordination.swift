@@ -53,6 +53,21 @@ final class SnapshotCoordination: Sendable {
         }
     }
 
+    /// The coordination of the database at `path` for a process that is about to replace the file
+    /// (`sheetd restore`): locked like `of(file:)`, and refused as well when a store of this process
+    /// has the file open.
+    ///
+    /// - Throws: `.unavailable` when another process, or a store in this one, holds the file.
+    static func exclusive(file path: String) throws(StoreError) -> SnapshotCoordination {
+        let key = canonicalPath(path)
+        return try byFile.withLock { byFile throws(StoreError) -> SnapshotCoordination in
+            if byFile[key]?.coordination != nil { throw .unavailable("\(path) is open in this process") }
+            let made = SnapshotCoordination(lockDescriptor: try lock(path))
+            byFile[key] = WeakEntry(coordination: made)
+            return made
+        }
+    }
+
     private static func lock(_ path: String) throws(StoreError) -> Int32 {
         let lockPath = lockPath(of: path)
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)

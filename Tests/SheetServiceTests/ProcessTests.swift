@@ -231,14 +231,25 @@ final class LaunchedSheetd {
     let process = Process()
     let reader: LineReader
     let port: Int
-    private let directory: URL
+    /// The SQLite file it serves.
+    let databasePath: String
+    /// Removed when released (nil: the caller's database, left alone).
+    private let directory: URL?
 
-    /// Admin token `admin`, JWT secret `secret`; `arguments` follow `serve --port 0 --db <temp file>`.
-    init(_ arguments: [String] = []) throws {
-        directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-process-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    /// Admin token `admin`, JWT secret `secret`; `arguments` follow `serve --port 0 --db <temp file>`
+    /// (or `database`, which stays when released).
+    init(_ arguments: [String] = [], database: String? = nil) throws {
+        if let database {
+            directory = nil
+            databasePath = database
+        } else {
+            let made = FileManager.default.temporaryDirectory.appending(path: "sheetd-process-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+            directory = made
+            databasePath = made.appending(path: "db.sqlite").path
+        }
         process.executableURL = ProcessTests.binary
-        process.arguments = ["serve", "--port", "0", "--db", directory.appending(path: "db.sqlite").path] + arguments
+        process.arguments = ["serve", "--port", "0", "--db", databasePath] + arguments
         process.environment = ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"]
         let out = Pipe()
         process.standardOutput = out
@@ -259,7 +270,14 @@ final class LaunchedSheetd {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        try? FileManager.default.removeItem(at: directory)
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// SIGTERM, then waits for the exit (the lock file and the WAL are released then).
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
     }
 }
 

@@ -21,6 +21,25 @@ import Testing
         #expect(status.first?.name == "initial")
     }
 
+    /// A migration number missing from the middle (a version another branch adds) is no obstacle:
+    /// a database with 1 to 6 gets 8, then a binary that also ships 7 applies 7 after it.
+    @Test func aGapInTheNumbersIsFilledLater() throws {
+        let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
+        defer { dir.remove() }
+        let db = try Connection(path: dir.file())
+        defer { db.close() }
+        let upToSix = shippedMigrations.filter { $0.version <= 6 }
+        try Migrator(migrations: upToSix).migrate(db)
+        try db.run("INSERT INTO sheets (id, definition, created_at, updated_at) VALUES ('kept', '{}', 'x', 'x')")
+        #expect(try Migrator().migrate(db).contains(8))
+        // Once version 7 ships in this binary too, the gap is gone and the rest has nothing to show.
+        guard !shippedMigrations.contains(where: { $0.version == 7 }) else { return }
+        let seven = EmbeddedMigration(shippedVersion: 7, name: "other", fileName: "0007_other.sql", bytes: Array("CREATE TABLE other (x);".utf8))
+        #expect(try Migrator(migrations: shippedMigrations + [seven]).migrate(db) == [7])
+        #expect(try db.scalar("SELECT count(*) FROM sheets") == .integer(1))
+        #expect(try db.scalar("SELECT count(*) FROM catalog_revisions") == .integer(0))
+    }
+
     /// Opening or migrating an up-to-date database applies nothing.
     @Test func secondRunIsANoOp() throws {
         let dir = try TemporaryDirectory(prefix: "sheetstore-tests")

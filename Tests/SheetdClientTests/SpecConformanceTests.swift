@@ -109,6 +109,9 @@ import Testing
 
     /// Schemas whose examples are plain strings (ids, names, titles): no model.
     static let plainStrings: Set<String> = ["Id", "Name", "Filter", "EventId", "Title"]
+    /// Schemas of operator routes the client library does not call (the catalog's history and its
+    /// rollback are run with curl or scripts, README Operations): no model, checked by check-openapi.sh.
+    static let operatorOnly: Set<String> = ["CatalogRevision", "CatalogRevisionSummary"]
 
     /// Request models built by the client itself, every member set, as the client sends them.
     static func clientRequests() throws -> [(String, String, Data)] {
@@ -189,7 +192,7 @@ import Testing
         #expect(examples.count > 50)
         var encoded: [[String: String]] = []
         var values: [Data] = []
-        for example in examples where !Self.plainStrings.contains(example.schema) {
+        for example in examples where !Self.plainStrings.contains(example.schema) && !Self.operatorOnly.contains(example.schema) {
             guard let model = Self.models[example.schema] else {
                 Issue.record("\(example.where): no client model for schema \(example.schema)")
                 continue

@@ -28,10 +28,18 @@ public enum TokenError: Error, Equatable, Sendable {
     }
 }
 
+/// A named admin token (`SHEETD_ADMIN_TOKENS_FILE`: one `name token` a line).
+public struct AdminToken: Sendable, Equatable {
+    public var name: String
+    public var token: String
+    public init(name: String, token: String) { self.name = name; self.token = token }
+}
+
 /// Verifies admin tokens and HS256 user tokens, and issues user tokens (`sheetd token`).
 public struct TokenVerifier: Sendable {
     private let secret: [UInt8]
-    private let adminDigest: [UInt8]
+    /// Every admin token's digest with its name (the single `SHEETD_ADMIN_TOKEN` is `admin`).
+    private let adminDigests: [(name: String, digest: [UInt8])]
     /// Tolerated clock difference for `exp` and `nbf` (`SHEETD_JWT_LEEWAY`).
     public let clockSkewSeconds: Int64
     /// Longer tokens are refused before any work (admin and user tokens alike).
@@ -41,11 +49,30 @@ public struct TokenVerifier: Sendable {
     /// Tokens that already verified (see `VerifiedTokenCache`); shared by copies of this verifier.
     let verified = VerifiedTokenCache()
 
-    public init(jwtSecret: String, adminToken: String, clockSkewSeconds: Int = 60) {
+    /// `adminTokens` are named admin tokens (`SHEETD_ADMIN_TOKENS_FILE`) beside `adminToken`, whose
+    /// name is `admin`; an empty token is no token.
+    public init(jwtSecret: String, adminToken: String, adminTokens: [AdminToken] = [], clockSkewSeconds: Int = 60) {
         self.secret = Array(jwtSecret.utf8)
-        // Compare digests so neither the length nor the content of the admin token leaks through timing.
-        self.adminDigest = SHA256.hash(Array(adminToken.utf8))
+        // Compare digests so neither the length nor the content of an admin token leaks through timing.
+        let all = (adminToken.isEmpty ? [] : [AdminToken(name: "admin", token: adminToken)]) + adminTokens.filter { !$0.token.isEmpty }
+        self.adminDigests = all.map { ($0.name, SHA256.hash(Array($0.token.utf8))) }
         self.clockSkewSeconds = Int64(clockSkewSeconds)
+    }
+
+    /// The name of the admin token an `Authorization` header value carries; nil for anything else.
+    /// Names, never tokens, go into revisions and logs.
+    public func adminName(authorization: String?) -> String? {
+        guard let authorization, authorization.prefix(7).lowercased() == "bearer " else { return nil }
+        return adminName(token: authorization.dropFirst(7).trimmed())
+    }
+
+    /// Every digest is compared (no early exit), so the time does not tell which token matched.
+    private func adminName(token: String) -> String? {
+        guard !token.isEmpty else { return nil }
+        let digest = SHA256.hash(Array(token.utf8))
+        var name: String?
+        for admin in adminDigests where constantTimeEquals(digest, admin.digest) && name == nil { name = admin.name }
+        return name
     }
 
     /// The principal for the raw bytes of an `Authorization` header value: a cached user token is
@@ -87,7 +114,7 @@ public struct TokenVerifier: Sendable {
         guard token.utf8.count <= Self.maximumTokenBytes else { throw .tooLong }
         // The admin token is never cached, so a cache hit is always a user token that verified.
         if let entry = verified.lookup(token) { return (.user(try entry.check(now: now, skew: clockSkewSeconds)), entry.exp) }
-        if constantTimeEquals(SHA256.hash(Array(token.utf8)), adminDigest) { return (.admin, nil) }
+        if adminName(token: token) != nil { return (.admin, nil) }
         let entry = try verifyUserToken(token, now: now, cache: true)
         return (.user(entry.subject), entry.exp)
     }

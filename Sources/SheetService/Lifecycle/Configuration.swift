@@ -21,6 +21,10 @@ public struct Configuration: Sendable {
     public var catalogPath: String?
     public var jwtSecret: String?
     public var adminToken: String?
+    /// Named admin tokens (`SHEETD_ADMIN_TOKENS_FILE`), beside `adminToken` (named `admin`).
+    public var adminTokens: [AdminToken] = []
+    /// Catalog revisions kept (`SHEETD_CATALOG_REVISIONS`).
+    public var catalogRevisions = CatalogRevision.defaultKept
     public var environment: Environment = .development
     public var drainTimeoutSeconds = 10
     public var tokenClockSkewSeconds = 60
@@ -71,6 +75,8 @@ public struct Configuration: Sendable {
         ("--env", "SHEETD_ENV", "development or production (development)"),
         ("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file"),
         ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
+        ("--admin-tokens-file", "SHEETD_ADMIN_TOKENS_FILE", "file of named admin tokens, one 'name token' a line (none)"),
+        ("--catalog-revisions", "SHEETD_CATALOG_REVISIONS", "catalog revisions kept, the oldest dropped beyond (1000)"),
         ("--jwt-leeway", "SHEETD_JWT_LEEWAY", "seconds of clock difference allowed on a token's exp and nbf (60)"),
     ]
 
@@ -182,7 +188,41 @@ public struct Configuration: Sendable {
         if let v = values["--jwt-leeway"] { c.tokenClockSkewSeconds = try integer(v, "--jwt-leeway/SHEETD_JWT_LEEWAY", 0...3600) }
         if let v = values["--jwt-secret"], !v.isEmpty { c.jwtSecret = v }
         if let v = values["--admin-token"], !v.isEmpty { c.adminToken = v }
+        if let v = values["--admin-tokens-file"], !v.isEmpty { c.adminTokens = try adminTokens(fromFile: v) }
+        if let v = values["--catalog-revisions"] {
+            c.catalogRevisions = try integer(v, "--catalog-revisions/SHEETD_CATALOG_REVISIONS", 1...1_000_000)
+        }
         return c
+    }
+
+    /// The `name token` lines of `path` (blank lines and `#` comments skipped). Names are 1 to 64
+    /// letters, digits, `.`, `_` or `-`, each used once; a token is used once too.
+    static func adminTokens(fromFile path: String) throws(ConfigurationError) -> [AdminToken] {
+        let variable = "--admin-tokens-file/SHEETD_ADMIN_TOKENS_FILE"
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ConfigurationError("\(variable): cannot read \(path)") }
+        var tokens: [AdminToken] = []
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmed()
+            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            // The line number only: a message never shows a token.
+            guard parts.count == 2 else { throw ConfigurationError("\(variable): line \(index + 1) of \(path) is not 'name token'") }
+            let name = String(parts[0])
+            guard (1...64).contains(name.count), name.utf8.allSatisfy(Self.isNameByte)
+            else { throw ConfigurationError("\(variable): line \(index + 1): a name is 1 to 64 letters, digits, '.', '_' or '-'") }
+            guard !tokens.contains(where: { $0.name == name }) else {
+                throw ConfigurationError("\(variable): line \(index + 1): the name \(name) is used twice")
+            }
+            guard !tokens.contains(where: { $0.token == parts[1] }) else {
+                throw ConfigurationError("\(variable): line \(index + 1): a token is used twice")
+            }
+            tokens.append(AdminToken(name: name, token: String(parts[1])))
+        }
+        return tokens
+    }
+
+    private static func isNameByte(_ b: UInt8) -> Bool {
+        (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == 0x2E || b == 0x5F || b == 0x2D
     }
 
     /// Secrets shorter than this are refused in production.
@@ -191,7 +231,11 @@ public struct Configuration: Sendable {
     /// In production, missing or weak secrets stop start-up.
     public func checkSecretsForProduction() throws(ConfigurationError) {
         guard environment == .production else { return }
-        for (name, value) in [("SHEETD_JWT_SECRET", jwtSecret), ("SHEETD_ADMIN_TOKEN", adminToken)] {
+        // Named admin tokens may stand in for the single one; each must be as strong.
+        var secrets = [("SHEETD_JWT_SECRET", jwtSecret)]
+        if adminToken != nil || adminTokens.isEmpty { secrets.append(("SHEETD_ADMIN_TOKEN", adminToken)) }
+        secrets += adminTokens.map { ("SHEETD_ADMIN_TOKENS_FILE (\($0.name))", $0.token) }
+        for (name, value) in secrets {
             guard let value else { throw ConfigurationError("\(name) is required when SHEETD_ENV=production") }
             guard value.utf8.count >= Self.minimumSecretLength, Set(value.utf8).count >= 8 else {
                 throw ConfigurationError("\(name) is too weak for production: use at least \(Self.minimumSecretLength) random characters")

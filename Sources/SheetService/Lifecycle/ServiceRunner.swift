@@ -31,11 +31,11 @@ public enum ServiceRunner {
                 return 2
             }
         }
-        if configuration.jwtSecret == nil || configuration.adminToken == nil {
+        if configuration.jwtSecret == nil || (configuration.adminToken == nil && configuration.adminTokens.isEmpty) {
             do {
                 let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.developmentSecretsAnchor)
                 configuration.jwtSecret = configuration.jwtSecret ?? secrets.jwtSecret
-                configuration.adminToken = configuration.adminToken ?? secrets.adminToken
+                if configuration.adminTokens.isEmpty { configuration.adminToken = configuration.adminToken ?? secrets.adminToken }
                 printDevelopmentBanner(configuration, generated: secrets.generated)
             } catch {
                 printError(error.message)
@@ -52,7 +52,7 @@ public enum ServiceRunner {
             return 1
         }
         let tokens = TokenVerifier(
-            jwtSecret: configuration.jwtSecret!, adminToken: configuration.adminToken!,
+            jwtSecret: configuration.jwtSecret!, adminToken: configuration.adminToken ?? "", adminTokens: configuration.adminTokens,
             clockSkewSeconds: configuration.tokenClockSkewSeconds)
         let metrics = HTTPMetrics()
         // Before the service starts its first thread (every thread from here on inherits the mask);
@@ -66,7 +66,7 @@ public enum ServiceRunner {
                 decisionCacheUsers: configuration.decisionCacheUsers, maxStreams: configuration.maxStreams,
                 streamHeartbeatSeconds: configuration.streamHeartbeatSeconds,
                 stateLimits: configuration.stateLimits, catalogLimits: configuration.catalogLimits,
-                eventsPerUserPerMinute: configuration.eventsPerUserPerMinute)
+                eventsPerUserPerMinute: configuration.eventsPerUserPerMinute, catalogRevisionsKept: configuration.catalogRevisions)
             for list in catalogDefinitions {
                 if let violation = service.catalogLimitViolation(list.definitions) {
                     printError("sheetd: catalog \(list.path): \(violation)")

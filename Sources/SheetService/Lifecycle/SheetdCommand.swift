@@ -34,6 +34,12 @@ public enum SheetdCommand {
                 return migrate(configuration, statusOnly: status)
             case "token":
                 return try token(arguments: arguments, environment: environment)
+            case "backup":
+                let (file, rest) = try takeValue("--to", from: arguments, usage: "usage: sheetd backup --to FILE [--db PATH]")
+                return try DatabaseCopy.backup(to: file, Configuration.parse(arguments: rest, environment: environment))
+            case "restore":
+                let (file, rest) = try takeValue("--from", from: arguments, usage: "usage: sheetd restore --from FILE [--db PATH]")
+                return try DatabaseCopy.restore(from: file, Configuration.parse(arguments: rest, environment: environment))
             case "catalog":
                 guard arguments.first == "check" else { throw ConfigurationError("usage: sheetd catalog check FILE [--json]") }
                 return try CatalogCheck.run(arguments: Array(arguments.dropFirst()), environment: environment)
@@ -76,6 +82,27 @@ public enum SheetdCommand {
             printError("sheetd migrate: \(error)")
             return 1
         }
+    }
+
+    /// The value of `flag` (`--to FILE` or `--to=FILE`, required) and the other arguments.
+    private static func takeValue(
+        _ flag: String, from arguments: [String], usage: String
+    ) throws(ConfigurationError) -> (String, [String]) {
+        var value: String?
+        var rest: [String] = []
+        var i = 0
+        while i < arguments.count {
+            if arguments[i] == flag {
+                guard i + 1 < arguments.count, !arguments[i + 1].isEmpty else { throw ConfigurationError("\(flag) needs a value (\(usage))") }
+                value = arguments[i + 1]; i += 2
+            } else if arguments[i].hasPrefix(flag + "=") {
+                value = String(arguments[i].dropFirst(flag.count + 1)); i += 1
+            } else {
+                rest.append(arguments[i]); i += 1
+            }
+        }
+        guard let value, !value.isEmpty else { throw ConfigurationError(usage) }
+        return (value, rest)
     }
 
     private static func token(arguments: [String], environment: [String: String]) throws(ConfigurationError) -> Int32 {
@@ -125,11 +152,13 @@ public enum SheetdCommand {
             sheetd \(SheetService.version): decides which bottom sheet a mobile app shows, when, and how.
 
             Usage:
-              sheetd [serve] [options]            serve the API (default)
-              sheetd migrate [--status] [options] apply pending migrations, or list them
-              sheetd token --user ID [--ttl S]    print a user token signed with the configured secret
-              sheetd catalog check FILE [--json]  validate a catalog file offline (exit 1 on errors)
-              sheetd healthcheck [options]        exit 0 when /readyz answers 200 (container health check)
+              sheetd [serve] [options]                serve the API (default)
+              sheetd migrate [--status] [options]     apply pending migrations, or list them
+              sheetd token --user ID [--ttl S]        print a user token signed with the configured secret
+              sheetd catalog check FILE [--json]      validate a catalog file offline (exit 1 on errors)
+              sheetd backup --to FILE [--db PATH]     copy a SQLite database, also while it serves, and verify the copy
+              sheetd restore --from FILE [--db PATH]  replace a stopped server's SQLite database with a verified copy
+              sheetd healthcheck [options]            exit 0 when /readyz answers 200 (container health check)
               sheetd --help | --version
 
             Options (each also read from its environment variable; a flag wins):

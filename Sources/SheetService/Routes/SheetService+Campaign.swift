@@ -95,15 +95,20 @@ extension SheetService {
     func putSettings(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try requireAdmin(request, "only the admin token may change the settings")
         let settings = try SettingsBody(try jsonBody(request)).settings
+        let author = try revisionAuthor(request)
         _ = catalog  // on a shared database: another replica's changes first (it takes `catalogWrites` itself)
         let tag = try catalogWrites.withLock { _ throws(Problem) -> String in
             try checkIfMatch(request)
+            let before = currentCatalogTag
             try storage { () throws(StoreError) in try store.putSettings(settings) }
             catalogSnapshot.withLock { $0.settings = settings }
+            recordRevision(after: before, by: author)
             return currentCatalogTag
         }
         feed.catalogChanged()
-        return .json(200, Self.settingsJSON(settings), headers: [("ETag", tag)])
+        var response = HTTPResponse.json(200, Self.settingsJSON(settings), headers: [("ETag", tag)])
+        response.actor = author.actor
+        return response
     }
 
     static func settingsJSON(_ settings: CampaignSettings) -> [UInt8] {

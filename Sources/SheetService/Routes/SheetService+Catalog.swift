@@ -70,34 +70,44 @@ extension SheetService {
         let id = try pathIdentifier(request, "sheetId")
         let definition = try SheetDefinition.parse(try jsonBody(request), pathId: id).checkedAgainstDesignRules()
         let json = definition.canonicalJSON
+        let author = try revisionAuthor(request)
         _ = catalog  // on a shared database: another replica's changes first (it takes `catalogWrites` itself)
         let (created, tag) = try catalogWrites.withLock { _ throws(Problem) -> (Bool, String) in
             try checkIfMatch(request)
             if let violation = catalogLimits.violation(upserting: [definition], into: catalogSnapshot.current) { throw violation.problem }
+            let before = currentCatalogTag
             let created = try storage { () throws(StoreError) in
                 try store.putSheet(StoredSheet(id: id, json: String(decoding: json, as: UTF8.self)))
             }
             catalogSnapshot.withLock { $0.upsert(definition) }
+            recordRevision(after: before, by: author)
             return (created, currentCatalogTag)
         }
         feed.catalogChanged()
         // `ETag` is the catalog's new tag, for the next conditional write.
         let headers = [("ETag", tag)] + (created ? [("Location", "/v1/sheets/\(id)")] : [])
-        return .json(created ? 201 : 200, definition.responseJSON, headers: headers)
+        var response = HTTPResponse.json(created ? 201 : 200, definition.responseJSON, headers: headers)
+        response.actor = author.actor
+        return response
     }
 
     func deleteSheet(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try requireAdmin(request, "only the admin token may change the catalog")
         let id = try pathIdentifier(request, "sheetId")
+        let author = try revisionAuthor(request)
         _ = catalog  // on a shared database: another replica's changes first (it takes `catalogWrites` itself)
         let (existed, tag) = try catalogWrites.withLock { _ throws(Problem) -> (Bool, String) in
             try checkIfMatch(request)
+            let before = currentCatalogTag
             let existed = try storage { () throws(StoreError) in try store.deleteSheet(id: id) }
             catalogSnapshot.withLock { $0.remove(id: id) }
+            recordRevision(after: before, by: author)
             return (existed, currentCatalogTag)
         }
         if existed { feed.catalogChanged() }
         guard existed else { throw Problems.notFound("no sheet '\(id)' in the catalog") }
-        return .empty(204, headers: [("ETag", tag)])
+        var response = HTTPResponse.empty(204, headers: [("ETag", tag)])
+        response.actor = author.actor
+        return response
     }
 }

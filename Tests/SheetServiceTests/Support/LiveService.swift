@@ -39,9 +39,11 @@ final class LiveService {
         streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
         stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
         eventsPerUserPerMinute: Int = Configuration.defaultEventsPerUserPerMinute, tokenLeewaySeconds: Int = 60,
-        postgres: Bool = false, clock: @escaping @Sendable () -> Timestamp = Timestamp.now
+        postgres: Bool = false, adminTokens: [AdminToken] = [], catalogRevisionsKept: Int = CatalogRevision.defaultKept,
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
-        tokens = TokenVerifier(jwtSecret: LiveService.jwtSecret, adminToken: LiveService.adminToken, clockSkewSeconds: tokenLeewaySeconds)
+        tokens = TokenVerifier(
+            jwtSecret: LiveService.jwtSecret, adminToken: LiveService.adminToken, adminTokens: adminTokens, clockSkewSeconds: tokenLeewaySeconds)
         directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if postgres {
@@ -60,7 +62,8 @@ final class LiveService {
         service = try SheetService(
             store: sheetStore, tokens: tokens, metrics: HTTPMetrics(), openAPIDocument: Array(LiveService.openAPIText.utf8),
             maxStreams: maxStreams, streamHeartbeatSeconds: streamHeartbeatSeconds, stateLimits: stateLimits,
-            catalogLimits: catalogLimits, eventsPerUserPerMinute: eventsPerUserPerMinute, clock: clock)
+            catalogLimits: catalogLimits, eventsPerUserPerMinute: eventsPerUserPerMinute, catalogRevisionsKept: catalogRevisionsKept,
+            clock: clock)
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
         configuration.threads = 2

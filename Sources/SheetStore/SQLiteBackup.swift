@@ -1,0 +1,179 @@
+import SQLiteKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What `sheetd backup` wrote, or what `sheetd restore` put in place: a verified sheetd database.
+public struct DatabaseCopyReport: Sendable, Equatable {
+    /// The file written.
+    public var path: String
+    /// Its size in bytes.
+    public var bytes: Int
+    /// Users with a stored state.
+    public var users: Int
+    /// The highest migration applied.
+    public var schemaVersion: Int
+}
+
+extension SQLiteSheetStore {
+    /// Pages one backup step copies: the source's read snapshot is never given up between steps, so
+    /// this bounds only how long one step keeps the I/O busy before the copier yields.
+    public static let backupPagesPerStep = 512
+
+    /// Copies the database at `path` into `destination` while a server may be using it (reads only;
+    /// the server's lock file is not taken), verifies the copy and moves it into place.
+    ///
+    /// The copy is one read snapshot of the source: a read transaction held across every step of
+    /// SQLite's online backup, so it holds everything committed before the backup started, and
+    /// writers (WAL mode) are never blocked by it. The copy is written beside `destination`, checked
+    /// (`PRAGMA integrity_check`, a schema this binary knows), switched to a rollback journal (one
+    /// self-contained file), fsynced and renamed over `destination`.
+    ///
+    /// - Throws: `.failure` when the source is missing or not a sheetd database, or the copy fails its
+    ///   check; `.unavailable` for I/O problems.
+    public static func backup(
+        path: String, to destination: String, pagesPerStep: Int = backupPagesPerStep
+    ) throws(StoreError) -> DatabaseCopyReport {
+        guard access(path, F_OK) == 0 else { throw .failure("no database at \(path)") }
+        if let source = realPath(path), let target = realPath(destination), source == target {
+            throw .failure("the backup would overwrite the database itself: \(destination)")
+        }
+        let partial = destination + ".partial"
+        removeDatabaseFiles(partial)
+        do throws(StoreError) {
+            try mapErrors {
+                let source = try Connection(path: path, flags: [.readOnly, .noMutex], options: .init(walJournal: false))
+                defer { source.close() }
+                // The snapshot: every step reads it, whatever other connections commit meanwhile.
+                try source.execute("BEGIN DEFERRED; SELECT count(*) FROM sqlite_schema")
+                defer { source.rollbackIfNeeded() }
+                let copy = try Connection(path: partial, flags: [.readWrite, .create, .noMutex], options: .init(walJournal: false))
+                defer { copy.close() }
+                let backup = try Backup(from: source, to: copy)
+                while try !backup.step(pages: pagesPerStep) { sched_yield() }
+                try backup.finish()
+                _ = try copy.pragma("journal_mode = DELETE")
+            }
+            _ = try verify(path: partial)
+            try syncFile(partial)
+            guard rename(partial, destination) == 0 else { throw .unavailable("cannot rename \(partial) to \(destination): \(errnoText())") }
+            try syncDirectory(of: destination)
+        } catch {
+            removeDatabaseFiles(partial)
+            throw error
+        }
+        return try verify(path: destination)
+    }
+
+    /// Replaces the database at `path` with the verified copy at `source`, refusing while any sheetd
+    /// process (or a store of this one) holds the database.
+    ///
+    /// The source is checked first (integrity, a sheetd database of a schema this binary knows), then
+    /// copied beside the database, checked again, fsynced and renamed over it. Before the rename the
+    /// old database's WAL is checkpointed into it and its `-wal`/`-shm` removed, so no stale WAL can
+    /// ever be applied to the restored file.
+    ///
+    /// - Throws: `.unavailable` while the database is in use; `.failure` for a source that is not a
+    ///   sound sheetd database (nothing is changed then); `.schemaTooNew` for a newer one.
+    public static func restore(path: String, from source: String) throws(StoreError) -> DatabaseCopyReport {
+        guard access(source, F_OK) == 0 else { throw .failure("no file at \(source)") }
+        if let from = realPath(source), let to = realPath(path), from == to {
+            throw .failure("\(source) is the database itself")
+        }
+        try createParentDirectory(of: path)
+        let shared: SnapshotCoordination
+        do {
+            shared = try SnapshotCoordination.exclusive(file: path)
+        } catch {
+            let why: String = if case .unavailable(let message) = error { message } else { "\(error)" }
+            throw .unavailable("refusing to restore while the database is in use, stop the server first (\(why))")
+        }
+        defer { withExtendedLifetime(shared) {} }
+        _ = try verify(path: source)
+        let partial = path + ".restore-partial"
+        removeDatabaseFiles(partial)
+        do throws(StoreError) {
+            try mapErrors {
+                let from = try Connection(path: source, flags: [.readOnly, .noMutex], options: .init(walJournal: false))
+                defer { from.close() }
+                let copy = try Connection(path: partial, flags: [.readWrite, .create, .noMutex], options: .init(walJournal: false))
+                defer { copy.close() }
+                let backup = try Backup(from: from, to: copy)
+                while try !backup.step(pages: backupPagesPerStep) {}
+                try backup.finish()
+                _ = try copy.pragma("journal_mode = DELETE")
+            }
+            _ = try verify(path: partial)
+            try syncFile(partial)
+            settleOldDatabase(path)
+            guard rename(partial, path) == 0 else { throw .unavailable("cannot rename \(partial) to \(path): \(errnoText())") }
+            try syncDirectory(of: path)
+        } catch {
+            removeDatabaseFiles(partial)
+            throw error
+        }
+        return try verify(path: path)
+    }
+
+    /// Checks the sheetd database at `path` without changing it: `PRAGMA integrity_check`, migrations
+    /// this binary ships (unchanged), and the figures of the report.
+    public static func verify(path: String) throws(StoreError) -> DatabaseCopyReport {
+        try mapErrors {
+            let db = try Connection(path: path, flags: [.readOnly, .noMutex], options: .init(walJournal: false))
+            defer { db.close() }
+            let problems = try db.query("PRAGMA integrity_check") { $0.string(at: 0) }
+            guard problems == ["ok"] else {
+                throw StoreError.failure("\(path) fails PRAGMA integrity_check: \(problems.prefix(3).joined(separator: "; "))")
+            }
+            let migrator = Migrator()
+            let applied = try migrator.appliedRows(db)
+            guard let version = applied.keys.max() else { throw StoreError.failure("\(path) is not a sheetd database (no schema_migrations)") }
+            try migrator.validate(applied)
+            var users = 0
+            if try db.scalar("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'user_states'") != nil,
+                case .integer(let n) = try db.scalar("SELECT count(*) FROM user_states")
+            {
+                users = Int(n)
+            }
+            var info = stat()
+            let bytes = stat(path, &info) == 0 ? Int(info.st_size) : 0
+            return DatabaseCopyReport(path: path, bytes: bytes, users: users, schemaVersion: version)
+        }
+    }
+
+    /// Folds the old database's WAL into it and removes its `-wal`, `-shm` and any rollback journal,
+    /// so that only the file itself is left to be replaced. A database that cannot be opened (corrupt,
+    /// the reason for the restore) just loses those files.
+    private static func settleOldDatabase(_ path: String) {
+        if access(path, F_OK) == 0, let db = try? Connection(path: path, flags: [.readWrite, .noMutex], options: .init(walJournal: false)) {
+            _ = try? db.checkpoint(.truncate)
+            db.close()
+        }
+        for suffix in ["-wal", "-shm", "-journal"] { unlink(path + suffix) }
+    }
+
+    private static func removeDatabaseFiles(_ path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+    }
+}
+
+private func syncFile(_ path: String) throws(StoreError) {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw .unavailable("cannot open \(path): \(errnoText())") }
+    defer { close(fd) }
+    guard fsync(fd) == 0 else { throw .unavailable("cannot fsync \(path): \(errnoText())") }
+}
+
+/// A rename is durable once the directory holding it is synced.
+private func syncDirectory(of path: String) throws(StoreError) {
+    let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+    let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { throw .unavailable("cannot open \(directory): \(errnoText())") }
+    defer { close(fd) }
+    guard fsync(fd) == 0 else { throw .unavailable("cannot fsync \(directory): \(errnoText())") }
+}
+
+private func errnoText() -> String { String(cString: strerror(errno)) }
