@@ -74,6 +74,7 @@ extension SheetService {
         let (created, tag) = try catalogWrites.withLock { _ throws(Problem) -> (Bool, String) in
             try checkIfMatch(request)
             if let violation = catalogLimits.violation(upserting: [definition], into: catalogSnapshot.current) { throw violation.problem }
+            try checkExperimentChange(definition, in: catalogSnapshot.current)
             let created = try storage { () throws(StoreError) in
                 try store.putSheet(StoredSheet(id: id, json: String(decoding: json, as: UTF8.self)))
             }
