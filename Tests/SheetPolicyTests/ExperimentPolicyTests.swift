@@ -20,7 +20,8 @@ import Testing
             arms: [
                 ExperimentArm(id: "control", weight: 20, holdout: true),
                 ExperimentArm(id: "a", weight: 40, payloadJSON: Array(#"{"copy":"A"}"#.utf8)),
-                ExperimentArm(id: "b", weight: 40, payloadJSON: Array(#"{"copy":"B"}"#.utf8), overridesJSON: Array(#"{"size":"large"}"#.utf8),
+                ExperimentArm(
+                    id: "b", weight: 40, payloadJSON: Array(#"{"copy":"B"}"#.utf8), overridesJSON: Array(#"{"size":"large"}"#.utf8),
                     definition: large),
             ], conversionWindowSeconds: 604_800, winner: winner)
     }
@@ -157,7 +158,8 @@ import Testing
         detail.experiment = e
         let catalog = Catalog([Fixtures.offers, detail])
         var state = Self.state(promo: false)
-        _ = SheetPolicy.apply(.sheetOpened(sheetId: "offer-detail", mode: .push, parentSheetId: "offers"), to: &state, catalog: catalog, now: Self.now)
+        _ = SheetPolicy.apply(
+            .sheetOpened(sheetId: "offer-detail", mode: .push, parentSheetId: "offers"), to: &state, catalog: catalog, now: Self.now)
         let shown = Self.decide(catalog, state, bucket: 7000)
         #expect(shown.stack.map(\.id) == ["offers", "offer-detail"])
         #expect(shown.stack.map { $0.experiment?.arm } == [nil, "b"])
@@ -175,10 +177,12 @@ import Testing
     @Test func noExperimentsNoHashing() {
         let d = SheetPolicy.decide(
             catalog: Fixtures.catalog, state: Self.state(), context: Fixtures.context(), now: Self.now,
-            experiments: ExperimentAssigner(userId: "u1", hashPrefix: { _ in
-                Issue.record("hashed without an experiment")
-                return 0
-            }))
+            experiments: ExperimentAssigner(
+                userId: "u1",
+                hashPrefix: { _ in
+                    Issue.record("hashed without an experiment")
+                    return 0
+                }))
         #expect(d.sheet?.experiment == nil)
         #expect(d.exposures.isEmpty)
         #expect(!Fixtures.catalog.hasExperiments)

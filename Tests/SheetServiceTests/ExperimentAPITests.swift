@@ -177,24 +177,41 @@ final class MillisecondClock: Sendable {
         #expect(try names(#"{\#(base),"arms":[{"id":"x","weight":1.5},{"id":"y","weight":1}]}"#) == ["experiment.arms[0].weight"])
         #expect(try names(#"{\#(base),"arms":[{"id":"x","weight":1},{"id":"x","weight":1}]}"#) == ["experiment.arms[1].id"])
         #expect(try names(#"{\#(base),"arms":[{"id":"x","weight":1}]}"#) == ["experiment.arms"])
-        #expect(try names(#"{\#(base),"arms":[{"id":"x","weight":1,"overrides":{"screen":"more"}},{"id":"y","weight":1}]}"#) == ["experiment.arms[0].overrides.screen"])
-        #expect(try names(#"{\#(base),"arms":[{"id":"x","weight":1,"overrides":{"size":"huge"}},{"id":"y","weight":1}]}"#) == ["experiment.arms[0].overrides.size"])
+        #expect(
+            try names(#"{\#(base),"arms":[{"id":"x","weight":1,"overrides":{"screen":"more"}},{"id":"y","weight":1}]}"#) == [
+                "experiment.arms[0].overrides.screen"
+            ])
+        #expect(
+            try names(#"{\#(base),"arms":[{"id":"x","weight":1,"overrides":{"size":"huge"}},{"id":"y","weight":1}]}"#) == [
+                "experiment.arms[0].overrides.size"
+            ])
         #expect(try names(#"{\#(base),"arms":[{"id":"x","weight":1,"payload":[1]},{"id":"y","weight":1}]}"#) == ["experiment.arms[0].payload"])
         let big = String(repeating: "x", count: 4100)
-        #expect(try names(#"{\#(base),"arms":[{"id":"x","weight":1,"payload":{"t":"\#(big)"}},{"id":"y","weight":1}]}"#) == ["experiment.arms[0].payload"])
+        #expect(
+            try names(#"{\#(base),"arms":[{"id":"x","weight":1,"payload":{"t":"\#(big)"}},{"id":"y","weight":1}]}"#) == ["experiment.arms[0].payload"]
+        )
         #expect(try names(#"{\#(base),"winner":"x","arms":[{"id":"x","weight":1},{"id":"y","weight":1}]}"#) == ["experiment.winner"])
-        #expect(try names(#"{"id":"e","status":"stopped","conversionWindowSeconds":60,"winner":"z","arms":[{"id":"x","weight":1},{"id":"y","weight":1}]}"#) == ["experiment.winner"])
+        #expect(
+            try names(
+                #"{"id":"e","status":"stopped","conversionWindowSeconds":60,"winner":"z","arms":[{"id":"x","weight":1},{"id":"y","weight":1}]}"#) == [
+                    "experiment.winner"
+                ])
         #expect(try names(#"{\#(base),"arms":[{"id":"x","weight":1,"colour":"red"},{"id":"y","weight":1}]}"#) == ["experiment.arms[0].colour"])
-        #expect(try names(#"{"id":"e","status":"paused","arms":[{"id":"x","weight":1},{"id":"y","weight":1}]}"#).sorted() == ["experiment.conversionWindowSeconds", "experiment.status"])
+        #expect(
+            try names(#"{"id":"e","status":"paused","arms":[{"id":"x","weight":1},{"id":"y","weight":1}]}"#).sorted() == [
+                "experiment.conversionWindowSeconds", "experiment.status",
+            ])
         // Nested sheets take experiments too; overrides of presentation members are fine; the canonical JSON carries it.
         let ok = try live.put(
             "/v1/sheets/detail",
-            #"{"kind":"informational","screen":"home","experiment":{\#(base),"arms":[{"id":"x","weight":1,"overrides":{"size":"large","primaryButton":{"label":"Go"}}},{"id":"y","weight":3}]}}"#)
+            #"{"kind":"informational","screen":"home","experiment":{\#(base),"arms":[{"id":"x","weight":1,"overrides":{"size":"large","primaryButton":{"label":"Go"}}},{"id":"y","weight":3}]}}"#
+        )
         #expect(ok.status == 201, "\(ok.text)")
         #expect((ok.json["experiment"] as? [String: Any])?["status"] as? String == "running")
         // An experiment id is one sheet's.
         let taken = try live.put(
-            "/v1/sheets/other", #"{"kind":"informational","screen":"home","experiment":{\#(base),"arms":[{"id":"x","weight":1},{"id":"y","weight":1}]}}"#)
+            "/v1/sheets/other",
+            #"{"kind":"informational","screen":"home","experiment":{\#(base),"arms":[{"id":"x","weight":1},{"id":"y","weight":1}]}}"#)
         #expect(Self.invalidNames(taken) == ["experiment.id"])
     }
 
@@ -227,7 +244,9 @@ final class MillisecondClock: Sendable {
         #expect((r.json["sheet"] as? [String: Any])?["variant"] as? String == "large")
         let other = Self.user("a", in: 2000..<6000)
         _ = try live.put("/v1/users/\(other)/containers/offers-home/count", #"{"count":1}"#)
-        #expect(((try live.get("/v1/users/\(other)/decision?\(Fixtures.homeAccountsIOS)").json["sheet"] as? [String: Any])?["experiment"] as? [String: Any])?["arm"] as? String == "b")
+        #expect(
+            ((try live.get("/v1/users/\(other)/decision?\(Fixtures.homeAccountsIOS)").json["sheet"] as? [String: Any])?["experiment"]
+                as? [String: Any])?["arm"] as? String == "b")
 
         Thread.sleep(forTimeInterval: 0.2)
         r = try live.get("/v1/experiments/offers-copy-2026-12/results")

@@ -54,7 +54,9 @@ import Testing
     /// The same user lands in the same arm in a new process: the assignment depends on nothing but the ids.
     @Test func stableAcrossInstances() {
         let first = (0..<200).map { Self.experiment.assignment(for: Self.assigner("u\($0)"), pins: [:])?.arm.id }
-        let again = (0..<200).map { Self.experiment.assignment(for: ExperimentAssigner(userId: "u\($0)", hashPrefix: { SHA256.bigEndianPrefix(of: $0) }), pins: [:])?.arm.id }
+        let again = (0..<200).map {
+            Self.experiment.assignment(for: ExperimentAssigner(userId: "u\($0)", hashPrefix: { SHA256.bigEndianPrefix(of: $0) }), pins: [:])?.arm.id
+        }
         #expect(first == again)
     }
 }
