@@ -23,6 +23,18 @@ public enum SHA256 {
     /// The digest as lower-case hex (64 characters).
     public static func hex(_ bytes: some Collection<UInt8>) -> String { Hex.encode(hash(bytes)) }
 
+    /// The first 8 bytes of the digest of `text`'s UTF-8, read as a big-endian unsigned integer
+    /// (experiment buckets); no digest array is allocated.
+    public static func bigEndianPrefix(of text: String) -> UInt64 {
+        var text = text
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: byteCount) { digest in
+            text.withUTF8 { ccrypto_sha256($0.baseAddress, $0.count, digest.baseAddress) }
+            var value: UInt64 = 0
+            for i in 0..<8 { value = value << 8 | UInt64(digest[i]) }
+            return value
+        }
+    }
+
     /// The first `length` bytes (at most 32) of the digest of `bytes` as lower-case hex between double
     /// quotes (an HTTP entity tag), built in one string: no digest array, no intermediate strings.
     public static func quotedHexPrefix(of bytes: [UInt8], length: Int) -> String {

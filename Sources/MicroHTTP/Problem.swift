@@ -106,6 +106,8 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
         slug: "header-too-large", status: 431, title: "Request Header Fields Too Large")
     public static let limitExceeded = ProblemType(slug: "limit-exceeded", status: 409, title: "Limit Exceeded")
     public static let tooManyRequests = ProblemType(slug: "too-many-requests", status: 429, title: "Too Many Requests")
+    /// A running experiment's arms or weights would change (that would reassign exposed users).
+    public static let experimentRunning = ProblemType(slug: "experiment-running", status: 409, title: "Experiment Running")
     public static let internalError = ProblemType(slug: "internal-error", status: 500, title: "Internal Server Error")
     public static let unavailable = ProblemType(slug: "unavailable", status: 503, title: "Service Unavailable")
 
@@ -113,6 +115,7 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
     public static let all: [ProblemType] = [
         .badRequest, .invalidParams, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .preconditionFailed, .payloadTooLarge,
         .unsupportedMediaType, .headerTooLarge, .limitExceeded, .tooManyRequests, .internalError, .unavailable,
+        .experimentRunning,
     ]
 }
 

@@ -29,6 +29,8 @@ struct RowWrites {
     private var dismissalUpserts = Columns(3)
     private var segmentDeletes = Columns(1)
     private var segmentInserts = Columns(3)
+    private var pinDeletes = Columns(2)
+    private var pinUpserts = Columns(3)
     private var processed = Columns(5)
     /// Event ids recorded per user in this batch (their numbers follow the user's last stored one).
     private var eventsPerUser: [String: Int] = [:]
@@ -64,6 +66,15 @@ struct RowWrites {
             heightDeletes.append([user, key.sheetId, key.platform.rawValue])
         }
         if old.campaign != new.campaign { addCampaignChanges(user: user, from: old.campaign, to: new.campaign) }
+        // Exposures are rows of experiment_exposures, written by their facts (`ExperimentSQL`); pins are rows here.
+        if old.experiments.pins != new.experiments.pins {
+            for (experimentId, arm) in new.experiments.pins where old.experiments.pins[experimentId] != arm {
+                pinUpserts.append([user, experimentId, arm])
+            }
+            for experimentId in old.experiments.pins.keys where new.experiments.pins[experimentId] == nil {
+                pinDeletes.append([user, experimentId])
+            }
+        }
     }
 
     private mutating func addCampaignChanges(user: String, from old: CampaignState, to new: CampaignState) {
@@ -116,6 +127,7 @@ struct RowWrites {
         add(Self.deleteImpressionTotalsSQL, impressionTotalDeletes)
         add(Self.deleteDismissalsSQL, dismissalDeletes)
         add(Self.deleteSegmentsSQL, segmentDeletes)
+        add(Self.deletePinsSQL, pinDeletes)
         add(Self.upsertContainersSQL, containerUpserts)
         add(Self.upsertLatchesSQL, latchUpserts)
         add(Self.insertStackSQL, stackInserts)
@@ -124,6 +136,7 @@ struct RowWrites {
         add(Self.upsertImpressionTotalsSQL, impressionTotalUpserts)
         add(Self.upsertDismissalsSQL, dismissalUpserts)
         add(Self.insertSegmentsSQL, segmentInserts)
+        add(Self.upsertPinsSQL, pinUpserts)
         add(Self.insertProcessedSQL, processed)
         if !eventsPerUser.isEmpty {
             statements.append((Self.trimProcessedSQL, [PostgresUserStateSQL.textArray(Array(eventsPerUser.keys)), .int(Int64(keep))]))
@@ -197,6 +210,30 @@ struct RowWrites {
         INSERT INTO last_dismissals (user_id, sheet_id, at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
         ON CONFLICT (user_id, sheet_id) DO UPDATE SET at = excluded.at
         """
+    static let deletePinsSQL = """
+        DELETE FROM experiment_pins p USING unnest($1::text[], $2::text[]) AS t(u, e) WHERE p.user_id = t.u AND p.experiment_id = t.e
+        """
+    static let upsertPinsSQL = """
+        INSERT INTO experiment_pins (user_id, experiment_id, arm) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+        ON CONFLICT (user_id, experiment_id) DO UPDATE SET arm = excluded.arm
+        """
+
+    /// The experiment facts among a user's records, as statements (see `ExperimentSQL`).
+    static func experimentStatements(userId: String, _ activity: [SheetActivity]) -> [Statement] {
+        guard activity.contains(where: \.isExperimentFact) else { return [] }
+        return ExperimentSQL.writes(userId: userId, activity: activity).map { write in
+            (
+                write.sql,
+                write.arguments.map { argument -> PostgresValue in
+                    switch argument {
+                    case .text(let text): .text(text)
+                    case .integer(let value): .int(value)
+                    }
+                }
+            )
+        }
+    }
+
     static let deleteSegmentsSQL = "DELETE FROM user_segments WHERE user_id = ANY($1::text[])"
     static let insertSegmentsSQL = """
         INSERT INTO user_segments (user_id, position, segment) SELECT * FROM unnest($1::text[], $2::integer[], $3::text[])

@@ -197,7 +197,7 @@ public final class PostgresSheetStore: SheetStore {
                 if let statement = RowWrites.rollupsStatement(rollups) { try db.query(statement.sql, statement.parameters) }
                 for table in [
                     "container_counts", "latches", "stack", "content_heights", "impressions", "impression_totals", "last_dismissals",
-                    "user_segments", "processed_events", "user_versions",
+                    "user_segments", "experiment_exposures", "experiment_pins", "processed_events", "user_versions",
                 ] {
                     try db.query("DELETE FROM \(table) WHERE user_id = $1", [.text(userId)])
                 }
@@ -215,6 +215,18 @@ public final class PostgresSheetStore: SheetStore {
             return CampaignSettings(
                 globalCap: row.optionalInt(at: 0).flatMap { max in row.optionalInt(at: 1).map { FrequencyCap(max: max, periodSeconds: $0) } },
                 minIntervalSeconds: row.optionalInt(at: 2))
+        }
+    }
+
+    public func experimentCounts(experimentId: String) throws(StoreError) -> ExperimentCounts {
+        try read { db in
+            var counts = ExperimentCounts()
+            for row in try db.query(ExperimentSQL.counts, [.text(experimentId)]) {
+                counts.arms[row.string(at: 0)] = ExperimentArmCounts(
+                    exposedUsers: row.int(at: 1), impressions: row.int(at: 2), convertedUsers: row.int(at: 3), conversions: row.int(at: 4))
+            }
+            if let row = try db.query(ExperimentSQL.unattributedCount, [.text(experimentId)]).first { counts.unattributed = row.int(at: 0) }
+            return counts
         }
     }
 

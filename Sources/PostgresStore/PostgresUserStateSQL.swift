@@ -15,6 +15,8 @@ enum PostgresUserStateSQL {
         UNION ALL SELECT 5, sheet_id, NULL::text, NULL::float8, total::text FROM impression_totals WHERE user_id = $1
         UNION ALL SELECT 6, sheet_id, NULL::text, NULL::float8, at::text FROM last_dismissals WHERE user_id = $1
         UNION ALL SELECT 7, segment, NULL::text, position::float8, NULL::text FROM user_segments WHERE user_id = $1
+        UNION ALL SELECT 8, experiment_id, arm, NULL::float8, exposed_at::text FROM experiment_exposures WHERE user_id = $1
+        UNION ALL SELECT 10, experiment_id, arm, NULL::float8, NULL::text FROM experiment_pins WHERE user_id = $1
         """
 
     /// Several users' rows in one statement (`$1` a text array of user ids): `loadSQL` with the
@@ -87,6 +89,11 @@ enum PostgresUserStateSQL {
                 state.campaign.lastDismissals[row.string(at: c + 1)] = Timestamp(millisecondsSince1970: Int64(row.int(at: c + 4)))
             case 7:
                 segments.append((Int(row.double(at: c + 3)), row.string(at: c + 1)))
+            case 8:
+                state.experiments.exposures[row.string(at: c + 1)] = ExperimentState.Exposure(
+                    arm: row.string(at: c + 2), at: Timestamp(millisecondsSince1970: Int64(row.int(at: c + 4))))
+            case 10:  // (9 is the versions row of the shared store's reads)
+                state.experiments.pins[row.string(at: c + 1)] = row.string(at: c + 2)
             default:
                 let raw = row.string(at: c + 2)
                 guard let platform = Platform(rawValue: raw) else {

@@ -197,6 +197,7 @@ final class PostgresWriter: Sendable {
         var states = loaded
         var writes = RowWrites()
         var rollups = RollupDeltas()
+        var experimentWrites: [RowWrites.Statement] = []
         for job in ordered {
             guard let body = job.body else { continue }
             let key = job.eventId.map { job.userId + "\u{0}" + $0 }
@@ -210,6 +211,7 @@ final class PostgresWriter: Sendable {
             do {
                 let outcome = try body(&new, &activity)
                 rollups.add(activity, from: old, to: new)
+                experimentWrites += RowWrites.experimentStatements(userId: job.userId, activity)
                 if let eventId = job.eventId, let key {
                     writes.addProcessedEvent(userId: job.userId, eventId: eventId, outcome: outcome, at: now)
                     seen[key] = outcome
@@ -227,6 +229,7 @@ final class PostgresWriter: Sendable {
         // the rollups, and the notifications to the other replicas (delivered at COMMIT).
         var write = writes.statements(keepingEventIds: retention.eventIdsPerUser)
         if let rollupsStatement = RowWrites.rollupsStatement(rollups) { write.append(rollupsStatement) }
+        write += experimentWrites
         let changed = ordered.lazy.filter { if case .success(let r) = $0.result { !r.replayed } else { false } }.map(\.userId)
         for payload in notifier.userPayloads(changed) {
             write.append((Self.notifySQL, [.text(notifier.channel), .text(payload)]))
@@ -288,6 +291,7 @@ final class PostgresWriter: Sendable {
         writes.addChanges(userId: job.userId, from: old, to: new)
         if let eventId = job.eventId { writes.addProcessedEvent(userId: job.userId, eventId: eventId, outcome: outcome, at: now) }
         for statement in writes.statements(keepingEventIds: retention.eventIdsPerUser) { try db.query(statement.sql, statement.parameters) }
+        for statement in RowWrites.experimentStatements(userId: job.userId, activity) { try db.query(statement.sql, statement.parameters) }
         return (EventResult(outcome: outcome, replayed: false), (activity, old, new))
     }
 

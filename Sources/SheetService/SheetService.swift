@@ -50,6 +50,8 @@ public final class SheetService: Sendable {
     let clock: @Sendable () -> Timestamp
     /// Impressions and dismissals per sheet for /metrics (bounded by the catalog).
     let sheetCounters = SheetCounters()
+    /// Exposures submitted off the decision's path, and the experiment counters of /metrics.
+    let experimentRecorder = ExperimentRecorder()
     let databaseErrors = Atomic<Int>(0)
     /// Catalog revisions kept (`SHEETD_CATALOG_REVISIONS`).
     let catalogRevisionsKept: Int
@@ -160,6 +162,10 @@ public final class SheetService: Sendable {
         router.add(.GET, "/v1/sheets/{sheetId}/stats") { [self] in try sheetStats($0) }
         router.add(.GET, "/v1/users/{userId}/state") { [self] in try userState($0) }
         router.add(.DELETE, "/v1/users/{userId}") { [self] in try deleteUser($0) }
+        router.add(.POST, "/v1/users/{userId}/conversions") { [self] in try reportConversion($0) }
+        router.add(.GET, "/v1/experiments/{experimentId}/results") { [self] in try experimentResults($0) }
+        router.add(.PUT, "/v1/experiments/{experimentId}/pins/{userId}") { [self] in try putPin($0) }
+        router.add(.DELETE, "/v1/experiments/{experimentId}/pins/{userId}") { [self] in try deletePin($0) }
         return router
     }
 

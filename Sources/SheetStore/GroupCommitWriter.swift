@@ -227,6 +227,7 @@ final class GroupCommitWriter: Sendable {
         var activity: [SheetActivity] = []
         let outcome = try job.body(&new, &activity)
         try UserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
+        try UserStateSQL.writeExperimentFacts(userId: job.userId, activity, db)
         if let eventId = job.eventId {
             try UserStateSQL.recordEvent(userId: job.userId, eventId: eventId, outcome: outcome, now: now, keep: retention.eventIdsPerUser, db)
         }

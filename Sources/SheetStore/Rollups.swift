@@ -90,6 +90,7 @@ public struct RollupCounters: Sendable, Equatable {
             }
         case .latchRelease: values[values.count - 2] += 1
         case .opened: values[values.count - 1] += 1
+        case .exposure, .experimentImpression, .conversion, .pin: break
         }
     }
 
@@ -131,7 +132,7 @@ public struct RollupDeltas: Sendable {
     /// One committed update of a user: its activity records, and the move of the user's latest
     /// impression of each sheet between `old` and `new` (its state before and after).
     public mutating func add(_ activity: [SheetActivity], from old: UserState, to new: UserState) {
-        for record in activity {
+        for record in activity where !record.isExperimentFact {
             rows[Key(sheetId: record.sheetId, bucket: RollupBucket.of(record.at)), default: RollupCounters()].count(record)
         }
         guard old.campaign.impressions != new.campaign.impressions else { return }

@@ -221,6 +221,24 @@ public final class SQLiteSheetStore: SheetStore {
         }
     }
 
+    public func experimentCounts(experimentId: String) throws(StoreError) -> ExperimentCounts {
+        try read { db in
+            var counts = ExperimentCounts()
+            for (arm, row) in try db.query(
+                ExperimentSQL.sqlite(ExperimentSQL.counts), [.text(experimentId)],
+                row: { row in
+                    (row.string(at: 0), (0..<4).map { Int(row.int64(at: $0 + 1)) })
+                })
+            {
+                counts.arms[arm] = ExperimentArmCounts(exposedUsers: row[0], impressions: row[1], convertedUsers: row[2], conversions: row[3])
+            }
+            if case .integer(let n)? = try db.scalar(ExperimentSQL.sqlite(ExperimentSQL.unattributedCount), [.text(experimentId)]) {
+                counts.unattributed = Int(n)
+            }
+            return counts
+        }
+    }
+
     /// One prune step of the retention (see `StoreRetention`), as the writer runs every few hundred commits.
     func prune(now: Int64) throws {
         let retention = writer.retention

@@ -29,15 +29,59 @@ public struct SheetActivity: Sendable, Equatable {
         case latchRelease = "latch-release"
         /// A presentation was opened with this sheet as its `parentSheetId`.
         case opened
+        // Experiment facts (not in the rollups): written to `experiment_exposures` and
+        // `experiment_unattributed` in the same transaction (see `ExperimentSQL`).
+        /// The user's first exposure to `experimentId`, in `arm` (insert-or-ignore).
+        case exposure
+        /// An impression of the sheet by a user exposed to its experiment.
+        case experimentImpression = "experiment-impression"
+        /// A conversion: counted for `arm`, or unattributed when `arm` is nil.
+        case conversion
+        /// A QA pin set (`arm`) or removed (nil): pinned users leave the results.
+        case pin
     }
     public var sheetId: String
     public var kind: Kind
     /// The dismissal method (`swipe`, ...) for `.dismissal`; nil otherwise.
     public var method: String?
     public var at: Timestamp
-    public init(sheetId: String, kind: Kind, method: String? = nil, at: Timestamp) {
+    /// Experiment facts: the experiment.
+    public var experimentId: String?
+    /// Experiment facts: the arm (see the kinds).
+    public var arm: String?
+    public init(sheetId: String, kind: Kind, method: String? = nil, at: Timestamp, experimentId: String? = nil, arm: String? = nil) {
         self.sheetId = sheetId; self.kind = kind; self.method = method; self.at = at
+        self.experimentId = experimentId; self.arm = arm
     }
+
+    /// Whether the record is an experiment fact.
+    public var isExperimentFact: Bool {
+        switch kind {
+        case .exposure, .experimentImpression, .conversion, .pin: true
+        case .impression, .dismissal, .latchRelease, .opened: false
+        }
+    }
+}
+
+/// One arm's exact counts in an experiment's results (pinned users left out).
+public struct ExperimentArmCounts: Sendable, Equatable {
+    public var exposedUsers: Int
+    public var impressions: Int
+    public var convertedUsers: Int
+    public var conversions: Int
+    public init(exposedUsers: Int = 0, impressions: Int = 0, convertedUsers: Int = 0, conversions: Int = 0) {
+        self.exposedUsers = exposedUsers; self.impressions = impressions
+        self.convertedUsers = convertedUsers; self.conversions = conversions
+    }
+}
+
+/// What the store counts for one experiment.
+public struct ExperimentCounts: Sendable, Equatable {
+    /// Arm id → its counts (arms with no exposed user are absent).
+    public var arms: [String: ExperimentArmCounts]
+    /// Conversions outside any exposure's window, or of users never exposed.
+    public var unattributed: Int
+    public init(arms: [String: ExperimentArmCounts] = [:], unattributed: Int = 0) { self.arms = arms; self.unattributed = unattributed }
 }
 
 /// What the rollups say about one sheet (`GET /v1/sheets/{sheetId}/stats`).
@@ -170,6 +214,8 @@ public protocol SheetStore: AnyObject, Sendable {
     /// boundary at or after it (`SheetStats.countedFrom`); without, everything kept, the rows folded
     /// by retention included.
     func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats
+    /// One experiment's exact counts (`GET /v1/experiments/{experimentId}/results`), pinned users left out.
+    func experimentCounts(experimentId: String) throws(StoreError) -> ExperimentCounts
 
     // MARK: Operations
     /// Succeeds when the database answers a trivial read (readiness).

@@ -60,6 +60,19 @@ public enum UserStateCodec {
             out.append(UInt8(ascii: "g"))
             field(segment, &out)
         }
+        // Experiments (migrations/0007_experiments.sql): exposures and QA pins, new tags again.
+        let experiments = state.experiments
+        for (experimentId, exposure) in experiments.exposures.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            out.append(UInt8(ascii: "x"))
+            field(experimentId, &out)
+            field(exposure.arm, &out)
+            field(Int(exposure.at.millisecondsSince1970), &out)
+        }
+        for (experimentId, arm) in experiments.pins.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            out.append(UInt8(ascii: "p"))
+            field(experimentId, &out)
+            field(arm, &out)
+        }
         return out
     }
 
@@ -110,6 +123,14 @@ public enum UserStateCodec {
                 state.campaign.lastDismissals[sheetId] = Timestamp(millisecondsSince1970: Int64(try reader.integer()))
             case UInt8(ascii: "g"):
                 state.campaign.segments.append(try reader.string())
+            case UInt8(ascii: "x"):
+                let experimentId = try reader.string()
+                let arm = try reader.string()
+                state.experiments.exposures[experimentId] = ExperimentState.Exposure(
+                    arm: arm, at: Timestamp(millisecondsSince1970: Int64(try reader.integer())))
+            case UInt8(ascii: "p"):
+                let experimentId = try reader.string()
+                state.experiments.pins[experimentId] = try reader.string()
             default:
                 throw reader.malformed("unknown record")
             }

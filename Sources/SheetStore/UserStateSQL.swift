@@ -34,6 +34,22 @@ enum UserStateSQL {
         try statement.run()
     }
 
+    /// The experiment facts among an update's records (see `ExperimentSQL`), in the same transaction.
+    static func writeExperimentFacts(userId: String, _ activity: [SheetActivity], _ db: Connection) throws {
+        guard activity.contains(where: \.isExperimentFact) else { return }
+        for write in ExperimentSQL.writes(userId: userId, activity: activity) {
+            let statement = try db.cachedStatement(ExperimentSQL.sqlite(write.sql))
+            defer { statement.reset() }
+            for (index, argument) in write.arguments.enumerated() {
+                switch argument {
+                case .text(let text): try statement.bind(text, at: index + 1)
+                case .integer(let value): try statement.bind(value, at: index + 1)
+                }
+            }
+            try statement.run()
+        }
+    }
+
     /// Records a processed event id and forgets the user's ids that fell out of the latest `keep`.
     static func recordEvent(userId: String, eventId: String, outcome: [UInt8], now: Int64, keep: Int, _ db: Connection) throws {
         let insert = try db.cachedStatement(ProcessedEventSQL.insert)
@@ -71,5 +87,6 @@ enum UserStateSQL {
         try add(rollups, db)
         try db.run("DELETE FROM user_states WHERE user_id = ?1", [.text(userId)])
         try db.run("DELETE FROM processed_events WHERE user_id = ?1", [.text(userId)])
+        try db.run(ExperimentSQL.sqlite(ExperimentSQL.erase), [.text(userId)])
     }
 }

@@ -160,6 +160,18 @@ extension Presentation: JSONWritable {
         }
         out.append(",\"keyboardAdjustment\":")
         out.safeString(keyboardAdjustment.rawValue)
+        out.append(",\"experiment\":")
+        if let experiment {
+            out.append("{\"id\":")
+            out.string(experiment.id)
+            out.append(",\"arm\":")
+            out.string(experiment.arm)
+            out.append(",\"payload\":")
+            if let payload = experiment.payloadJSON { out.append(payload) } else { out.append("null") }
+            out.append(UInt8(ascii: "}"))
+        } else {
+            out.append("null")
+        }
         switch platform {
         case .ios(let ios):
             out.append(",\"ios\":")

@@ -106,6 +106,19 @@ public final class SheetdAdminClient: Sendable {
         try HTTPCore.decode(GlobalSettings.self, try await core.send("PUT", "/v1/settings", body: try HTTPCore.encode(settings)))
     }
 
+    /// An experiment's results (`GET /v1/experiments/{experimentId}/results`).
+    public func results(of experimentId: String) async throws -> ExperimentResults {
+        try HTTPCore.decode(ExperimentResults.self, try await core.send("GET", "/v1/experiments/\(HTTPCore.segment(experimentId))/results"))
+    }
+
+    /// Pins a QA user to an arm of an experiment (nil removes the pin).
+    @discardableResult
+    public func pin(_ userId: String, to arm: String?, in experimentId: String) async throws -> Pin {
+        let path = "/v1/experiments/\(HTTPCore.segment(experimentId))/pins/\(HTTPCore.segment(userId))"
+        guard let arm else { return try HTTPCore.decode(Pin.self, try await core.send("DELETE", path)) }
+        return try HTTPCore.decode(Pin.self, try await core.send("PUT", path, body: try HTTPCore.encode(PinInput(arm: arm))))
+    }
+
     /// A sheet's figures (`GET /v1/sheets/{sheetId}/stats`): the totals, or from `since` on.
     public func stats(of sheetId: String, since: Date? = nil) async throws -> SheetStats {
         var query: [URLQueryItem] = []

@@ -157,6 +157,15 @@ public final class SheetdClient: SheetdClientProtocol {
         return try await sendEvent("POST", userPath + "/impressions", body, eventId: body.eventId!)
     }
 
+    /// Reports that the user converted for the sheet's experiment (`POST /v1/users/{userId}/conversions`):
+    /// it counts for the user's arm within the experiment's window after their exposure, else as
+    /// unattributed. Retries keep the event id, so a conversion counts once.
+    @discardableResult
+    public func reportConversion(_ sheetId: String, goal: String? = nil, eventId: String? = nil) async throws -> EventReceipt<ConversionOutcome> {
+        let body = Conversion(sheetId: sheetId, goal: goal, eventId: eventId ?? Self.makeEventId())
+        return try await sendEvent("POST", userPath + "/conversions", body, eventId: body.eventId!)
+    }
+
     /// Sends one event body (its `eventId` fixed) with retries, and reads the outcome.
     private func sendEvent<Body: Encodable, Outcome: Decodable & Sendable & Equatable>(
         _ method: String, _ path: String, _ body: Body, eventId: String

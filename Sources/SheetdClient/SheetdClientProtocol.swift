@@ -23,6 +23,8 @@ public protocol SheetdClientProtocol: Sendable {
     ) async throws -> EventReceipt<ContentHeightOutcome>
     /// Reports that a sheet is on screen (what caps, stats and experiments count).
     func reportImpression(_ sheetId: String, eventId: String?) async throws -> EventReceipt<ImpressionOutcome>
+    /// Reports a conversion for the sheet's experiment (counted for the user's arm within its window).
+    func reportConversion(_ sheetId: String, goal: String?, eventId: String?) async throws -> EventReceipt<ConversionOutcome>
     /// What is stored about the user.
     func state() async throws -> UserState
     /// The user's segments.
@@ -56,6 +58,12 @@ extension SheetdClientProtocol {
     @discardableResult
     public func reportContentHeight(_ height: Double, sheetId: String, platform: Platform = .ios) async throws -> EventReceipt<ContentHeightOutcome> {
         try await reportContentHeight(height, sheetId: sheetId, platform: platform, eventId: nil)
+    }
+
+    /// Reports a conversion with a new event id.
+    @discardableResult
+    public func reportConversion(_ sheetId: String, goal: String? = nil) async throws -> EventReceipt<ConversionOutcome> {
+        try await reportConversion(sheetId, goal: goal, eventId: nil)
     }
 
     /// Reports an impression with a new event id.

@@ -34,6 +34,8 @@ public final class FakeSheetdClient: SheetdClientProtocol, @unchecked Sendable {
         case contentHeight(sheetId: String, height: Double, platform: Platform)
         /// ``reportImpression(_:eventId:)``.
         case impression(sheetId: String)
+        /// ``reportConversion(_:goal:eventId:)``.
+        case conversion(sheetId: String, goal: String?)
         /// ``erase()``.
         case erase
     }
@@ -169,6 +171,15 @@ public final class FakeSheetdClient: SheetdClientProtocol, @unchecked Sendable {
         try record(.contentHeight(sheetId: sheetId, height: height, platform: platform), eventId: eventId) {
             heights[sheetId] = height
             return ContentHeightOutcome(sheetId: sheetId, platform: platform, height: height)
+        }
+    }
+
+    /// Records the conversion; the outcome names the arm of the sheet in the current default decision
+    /// (counted when the sheet is presented there with an experiment, unattributed otherwise).
+    public func reportConversion(_ sheetId: String, goal: String?, eventId: String?) async throws -> EventReceipt<ConversionOutcome> {
+        try record(.conversion(sheetId: sheetId, goal: goal), eventId: eventId) {
+            let experiment = defaultDecision.stack.first { $0.id == sheetId }?.experiment
+            return ConversionOutcome(sheetId: sheetId, experimentId: experiment?.id, goal: goal, counted: experiment != nil, arm: experiment?.arm)
         }
     }
 

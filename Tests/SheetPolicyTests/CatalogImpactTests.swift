@@ -83,6 +83,29 @@ import Testing
         #expect(example.before.sheetId == "offers" && example.after.sheetId == "offers")
     }
 
+    /// A proposed experiment decides with the user's arm, as the decision route does: a user in the
+    /// arm that overrides the size sees a variant change, a holdout user a hidden sheet, a user in the
+    /// plain arm nothing.
+    @Test func aProposedExperimentDecidesWithTheUsersArm() throws {
+        let current = Catalog([Fixtures.offers])
+        var offers = Fixtures.offers
+        offers.experiment = ExperimentPolicyTests.experiment()
+        let proposed = Catalog([offers])
+        var state = UserState()
+        state.containers[ContainerKey(containerId: "offers")] = ContainerCount(count: 3)
+        let contexts = [ClientContext(screen: "home", tab: "accounts", platform: .ios)]
+        var impact = CatalogImpact()
+        // Buckets 100 (holdout, below 2000), 3000 (arm a), 7000 (arm b: size large).
+        for (user, bucket) in [("held", 100), ("plain", 3000), ("large", 7000)] {
+            impact.add(
+                userId: user, state: state, current: current, proposed: proposed, contexts: contexts, now: Self.now,
+                experiments: ExperimentPolicyTests.assigner(user, bucket: bucket))
+        }
+        #expect(impact.counts == [.hidden: 1, .variantChanged: 1])
+        #expect(impact.examples[.hidden]?.map(\.userId) == ["held"])
+        #expect(impact.examples[.variantChanged]?.map(\.userId) == ["large"])
+    }
+
     /// The same catalog changes nothing, whatever the users.
     @Test func anUnchangedCatalogChangesNothing() {
         let catalog = Catalog([SheetDefinition(id: "offers", kind: .cards, screen: "home", containerId: "c")])

@@ -81,6 +81,13 @@ import Testing
         "ContentHeight": { try JSONEncoder().encode(try JSONDecoder().decode(ContentHeight.self, from: $0)) },
         "Impression": { try JSONEncoder().encode(try JSONDecoder().decode(Impression.self, from: $0)) },
         "ImpressionOutcome": { try JSONEncoder().encode(try JSONDecoder().decode(ImpressionOutcome.self, from: $0)) },
+        "Conversion": { try JSONEncoder().encode(try JSONDecoder().decode(Conversion.self, from: $0)) },
+        "ConversionOutcome": { try JSONEncoder().encode(try JSONDecoder().decode(ConversionOutcome.self, from: $0)) },
+        "ExperimentResults": { try JSONEncoder().encode(try JSONDecoder().decode(ExperimentResults.self, from: $0)) },
+        "PinInput": { try JSONEncoder().encode(try JSONDecoder().decode(PinInput.self, from: $0)) },
+        "Pin": { try JSONEncoder().encode(try JSONDecoder().decode(Pin.self, from: $0)) },
+        "PresentedExperiment": { try JSONEncoder().encode(try JSONDecoder().decode(PresentedExperiment.self, from: $0)) },
+        "ExperimentInput": { try JSONEncoder().encode(try JSONDecoder().decode(ExperimentDefinition.self, from: $0)) },
         "UserAttributesInput": { try JSONEncoder().encode(try JSONDecoder().decode(UserAttributesInput.self, from: $0)) },
         "UserAttributes": { try JSONEncoder().encode(try JSONDecoder().decode(UserAttributes.self, from: $0)) },
         "Settings": { try JSONEncoder().encode(try JSONDecoder().decode(GlobalSettings.self, from: $0)) },
@@ -96,6 +103,7 @@ import Testing
     static let requestSchemas: Set<String> = [
         "SheetDefinitionInput", "CountReport", "Dismissal", "Presentation", "ContentHeight", "Impression", "UserAttributesInput", "Settings",
         "CatalogFile",
+        "Conversion",
     ]
 
     /// A JSON value without its null members (a model leaves a nil member out; the spec writes null).
@@ -127,6 +135,7 @@ import Testing
             ),
             ("ContentHeight", "full", try encoder.encode(ContentHeight(height: 298.5, platform: .android, eventId: id))),
             ("Impression", "full", try encoder.encode(Impression(sheetId: "home-offers", eventId: id))),
+            ("Conversion", "full", try encoder.encode(Conversion(sheetId: "home-offers", goal: "signup", eventId: id))),
             ("UserAttributesInput", "full", try encoder.encode(UserAttributesInput(segments: ["beta", "staff"]))),
             (
                 "Settings", "full",

@@ -24,9 +24,12 @@ public enum DecisionReason: String, Sendable, CaseIterable {
     case globalCap = "global-cap"
     /// The user's last card-sheet impression is less than the settings' `minIntervalSeconds` ago.
     case minInterval = "min-interval"
+    /// The user is in the holdout arm of the sheet's experiment: not shown it (listed in `held`).
+    case holdout
 }
 
-/// A card sheet of the screen that has cards and is not latched, held back by a campaign rule.
+/// A card sheet of the screen that has cards and is not latched, held back by a campaign rule; or a
+/// sheet the user is not shown because they are in its experiment's holdout.
 public struct HeldSheet: Sendable, Equatable {
     public var sheetId: String
     /// The first rule holding it (one of the campaign reasons).
@@ -53,6 +56,9 @@ public struct Decision: Sendable, Equatable {
     /// when only events and catalog changes can change it. Always after the `now` it was made for.
     /// Not part of the JSON body: caches and streams use it.
     public var validUntil: Timestamp?
+    /// The users this decision exposes to experiments (the sheets presented in an arm, or that would
+    /// have been for the holdout). Not part of the JSON body: the service records them.
+    public var exposures: [ExperimentExposure] = []
 
     /// The presented sheet: the top of `stack`, or `nil`.
     public var sheet: Presentation? { stack.last }
@@ -113,6 +119,8 @@ public struct Presentation: Sendable, Equatable {
     public var transition: Transition?
     /// What the sheet does while the keyboard is up (`none` when it is down).
     public var keyboardAdjustment: KeyboardAdjustment
+    /// The sheet's experiment and the user's arm (its overrides applied); nil when none.
+    public var experiment: PresentedExperiment? = nil
     /// The same presentation in the context platform's own vocabulary.
     public var platform: PlatformConfiguration
 

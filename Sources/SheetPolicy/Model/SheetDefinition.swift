@@ -63,6 +63,8 @@ public struct SheetDefinition: Sendable, Equatable {
     public var cornerRadius: Double?
     /// Card sheets: schedule, cooldown, frequency cap and audience; `.none` by default.
     public var campaign: CampaignRules
+    /// The sheet's experiment (card sheets and nested sheets alike); nil when none.
+    public var experiment: Experiment?
 
     public init(
         id: String, kind: SheetKind, size: SheetSize? = nil, style: SheetStyle = .flexible, title: String? = nil,
@@ -70,7 +72,8 @@ public struct SheetDefinition: Sendable, Equatable {
         priority: Int = 0, inputCount: Int = 1, confirmDismissWhenDirty: Bool = false,
         primaryButton: PrimaryButton? = nil, nonModalUpTo: DetentID? = nil,
         dismissAffordance: DismissAffordance? = nil, swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil,
-        expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil, campaign: CampaignRules = .none
+        expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil, campaign: CampaignRules = .none,
+        experiment: Experiment? = nil
     ) {
         self.id = id; self.kind = kind; self.size = size; self.style = style; self.title = title
         self.screen = screen; self.tab = tab; self.containerId = containerId; self.containerFilter = containerFilter
@@ -80,6 +83,7 @@ public struct SheetDefinition: Sendable, Equatable {
         self.tapScrimToDismiss = tapScrimToDismiss; self.expandsOnScrollToEdge = expandsOnScrollToEdge
         self.cornerRadius = cornerRadius
         self.campaign = campaign
+        self.experiment = experiment
     }
 
     /// The container key this sheet watches (card sheets only).
@@ -94,6 +98,7 @@ public struct Catalog: Sendable, Equatable {
         didSet {
             sortedByID = Self.sorted(sheets)
             cardSheetsByScreen = Self.cardSheets(sortedByID)
+            hasExperiments = sortedByID.contains { $0.experiment != nil }
         }
     }
     /// All definitions ordered by id in byte order (deterministic iteration). Kept with `sheets`,
@@ -102,6 +107,8 @@ public struct Catalog: Sendable, Equatable {
     /// The card sheets of each screen (every tab), ordered by id as in `sortedByID`: a decision
     /// looks at its screen's only. Kept with `sheets`.
     private var cardSheetsByScreen: [String: [SheetDefinition]]
+    /// Some sheet has an experiment: without one, a decision does no experiment work at all.
+    public private(set) var hasExperiments: Bool
     /// The service-wide campaign settings (`/v1/settings`): versioned, cached and invalidated with
     /// the catalog, since they change decisions the way a catalog edit does.
     public var settings: CampaignSettings = .off
@@ -111,6 +118,14 @@ public struct Catalog: Sendable, Equatable {
         self.sheets = byID
         self.sortedByID = Self.sorted(byID)
         self.cardSheetsByScreen = Self.cardSheets(sortedByID)
+        self.hasExperiments = sortedByID.contains { $0.experiment != nil }
+    }
+
+    /// The sheet carrying the experiment `experimentId`, and the experiment.
+    public func experiment(id experimentId: String) -> (sheet: SheetDefinition, experiment: Experiment)? {
+        guard hasExperiments else { return nil }
+        for sheet in sortedByID { if let e = sheet.experiment, e.id == experimentId { return (sheet, e) } }
+        return nil
     }
 
     /// The card sheets owned by `context` (its screen, and its tab when the sheet names one),

@@ -65,13 +65,17 @@ public struct UserState: Sendable, Equatable {
     public var contentHeights: [HeightKey: Double]
     /// Impressions, dismissal times and segments for the campaign rules.
     public var campaign: CampaignState
+    /// Experiment exposures (for conversion windows) and QA pins.
+    public var experiments: ExperimentState
 
     public init(
         containers: [ContainerKey: ContainerCount] = [:], latches: [String: Int] = [:],
-        stack: [StackEntry] = [], contentHeights: [HeightKey: Double] = [:], campaign: CampaignState = CampaignState()
+        stack: [StackEntry] = [], contentHeights: [HeightKey: Double] = [:], campaign: CampaignState = CampaignState(),
+        experiments: ExperimentState = ExperimentState()
     ) {
         self.containers = containers; self.latches = latches; self.stack = stack; self.contentHeights = contentHeights
         self.campaign = campaign
+        self.experiments = experiments
     }
 
     /// The stored count for a key; none stored reads as 0.

@@ -112,15 +112,17 @@ public struct CatalogImpact: Sendable, Equatable {
         return contexts
     }
 
-    /// Compares one user's decisions under both catalogs in every context.
+    /// Compares one user's decisions under both catalogs in every context; `experiments` assigns the
+    /// user's arms when either catalog has experiments (the same assigner as the decision route's).
     public mutating func add(
-        userId: String, state: UserState, current: Catalog, proposed: Catalog, contexts: [ClientContext], now: Timestamp
+        userId: String, state: UserState, current: Catalog, proposed: Catalog, contexts: [ClientContext], now: Timestamp,
+        experiments: ExperimentAssigner? = nil
     ) {
         users += 1
         for context in contexts {
             decisions += 1
-            let before = Outcome(SheetPolicy.decide(catalog: current, state: state, context: context, now: now))
-            let after = Outcome(SheetPolicy.decide(catalog: proposed, state: state, context: context, now: now))
+            let before = Outcome(SheetPolicy.decide(catalog: current, state: state, context: context, now: now, experiments: experiments))
+            let after = Outcome(SheetPolicy.decide(catalog: proposed, state: state, context: context, now: now, experiments: experiments))
             guard let change = Self.change(from: before, to: after) else { continue }
             counts[change, default: 0] += 1
             if before.sheetId != after.sheetId {

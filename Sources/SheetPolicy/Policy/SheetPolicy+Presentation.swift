@@ -1,19 +1,34 @@
 extension SheetPolicy {
     /// Presentations for a live stack, bottom to top; rules 5 to 12 are traced for the presented top.
     static func present(
-        _ stack: [StackEntry], catalog: Catalog, state: UserState, context: ClientContext, trace: inout [String]
+        _ stack: [StackEntry], catalog: Catalog, state: UserState, context: ClientContext, trace: inout [String],
+        arms: inout ExperimentArms?
     ) -> [Presentation] {
         var presentations: [Presentation] = []
         presentations.reserveCapacity(stack.count)
         for (index, entry) in stack.enumerated() {
-            guard let sheet = catalog[entry.sheetId] else { continue }
+            guard var sheet = catalog[entry.sheetId] else { continue }
+            var assignment: ArmAssignment? = nil
+            if sheet.experiment != nil, arms != nil {
+                // Holdout entries were cut from the stack already; this arm is shown.
+                _ = arms!.resolve(sheet, trace: &trace)
+                assignment = arms!.assignments[sheet.id]
+                if let assignment {
+                    sheet = assignment.arm.definition ?? sheet
+                    arms!.expose(sheetId: sheet.id, assignment)
+                }
+            }
             let isTop = index == stack.count - 1
             let below = index > 0 ? stack[index - 1].sheetId : nil
             var lines: [String] = []
-            presentations.append(
-                presentation(
-                    of: sheet, entry: entry, below: below, isTop: isTop, catalog: catalog, state: state,
-                    context: context, trace: &lines))
+            var presentation = presentation(
+                of: sheet, entry: entry, below: below, isTop: isTop, catalog: catalog, state: state,
+                context: context, trace: &lines)
+            if let assignment {
+                presentation.experiment = PresentedExperiment(
+                    id: assignment.experimentId, arm: assignment.arm.id, payloadJSON: assignment.arm.payloadJSON)
+            }
+            presentations.append(presentation)
             if isTop { trace += lines }
         }
         return presentations

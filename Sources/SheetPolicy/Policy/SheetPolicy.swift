@@ -3,10 +3,19 @@
 /// No I/O, no clock, no randomness: the same input gives the same output, byte for byte.
 public enum SheetPolicy {
     /// The decision for one user on one screen at `now` (the campaign rules read the time; nothing
-    /// else does).
-    public static func decide(catalog: Catalog, state: UserState, context: ClientContext, now: Timestamp) -> Decision {
+    /// else does). `experiments` places the user in the catalog's experiments; without it (or without
+    /// any experiment in the catalog) sheets are presented as defined and nothing is hashed.
+    public static func decide(
+        catalog: Catalog, state: UserState, context: ClientContext, now: Timestamp, experiments assigner: ExperimentAssigner? = nil
+    ) -> Decision {
         var trace: [String] = []
-        let stack = liveStack(state.stack, catalog: catalog, state: state, notes: &trace)
+        var stack = liveStack(state.stack, catalog: catalog, state: state, notes: &trace)
+        var held: [HeldSheet] = []
+        var arms: ExperimentArms? = nil
+        if catalog.hasExperiments, let assigner {
+            arms = ExperimentArms(assigner: assigner, pins: state.experiments.pins)
+            cutAtHoldout(&stack, catalog: catalog, context: context, arms: &arms!, held: &held, trace: &trace)
+        }
         let stackRoot = stack.isEmpty ? nil : catalog[stack[0].sheetId]
         let stackShown = stackRoot?.isOwned(by: context) == true
 
@@ -15,7 +24,7 @@ public enum SheetPolicy {
         let cardSheets = catalog.cardSheets(ownedBy: context)
         let settingsOn = !catalog.settings.isOff
         var eligible: [SheetDefinition] = []
-        var held: [HeldSheet] = []
+        var heldOut: [SheetDefinition] = []
         var topHeld: (sheet: SheetDefinition, reason: DecisionReason)? = nil
         var validUntil: Timestamp? = nil
         var global: GlobalImpressions? = nil
@@ -34,8 +43,14 @@ public enum SheetPolicy {
             {
                 held.append(HeldSheet(sheetId: sheet.id, reason: reason))
                 if topHeld.map({ outranks(sheet, $0.sheet) }) ?? true { topHeld = (sheet, reason) }
+            } else if sheet.experiment != nil, arms != nil, let (resolved, holdsOut) = arms!.resolve(sheet, trace: &trace), holdsOut {
+                // The holdout is not shown the sheet: as if it were not eligible (another may win).
+                held.append(HeldSheet(sheetId: sheet.id, reason: .holdout))
+                heldOut.append(resolved)
+                if topHeld.map({ outranks(resolved, $0.sheet) }) ?? true { topHeld = (resolved, .holdout) }
             } else {
-                eligible.append(sheet)
+                let resolved = sheet.experiment != nil ? arms?.resolved[sheet.id] ?? sheet : sheet
+                eligible.append(resolved)
                 trace.append(
                     TraceLine.join("eligibility: '", sheet.id, "' has ", String(count), count == 1 ? " card on this screen" : " cards on this screen")
                 )
@@ -54,10 +69,12 @@ public enum SheetPolicy {
                 if !yielded.isEmpty {
                     trace.append("stack: card sheets yield to the stack: \(yielded.joined(separator: ", "))")
                 }
-                let presentations = present(stack, catalog: catalog, state: state, context: context, trace: &trace)
-                return Decision(
-                    present: true, reason: .stack, stack: presentations, yielded: yielded, held: held, trace: trace,
+                let presentations = present(stack, catalog: catalog, state: state, context: context, trace: &trace, arms: &arms)
+                var decision = Decision(
+                    present: true, reason: .stack, stack: presentations, yielded: yielded, held: sortedHeld(held, arms), trace: trace,
                     validUntil: validUntil)
+                decision.exposures = arms?.exposures ?? []
+                return decision
             }
             trace.append(
                 "stack: kept but not shown, it belongs to screen '\(root.screen)'"
@@ -65,6 +82,10 @@ public enum SheetPolicy {
         }
 
         // Rule 3: the highest priority among eligible card sheets; ties go to the smallest id.
+        // The holdout sheet that would have won is exposed (for its holdout arm), the others not.
+        if !heldOut.isEmpty, let top = heldOut.min(by: outranks), eligible.min(by: outranks).map({ outranks(top, $0) }) ?? true {
+            arms?.exposeHoldout(top)
+        }
         if let winner = eligible.min(by: outranks) {
             let yielded = eligible.map(\.id).filter { $0 != winner.id }
             trace.append(
@@ -75,10 +96,12 @@ public enum SheetPolicy {
                         yielded.joined(separator: ", "), yielded.count == 1 ? " yields" : " yield"))
             let presentations = present(
                 [StackEntry(sheetId: winner.id, mode: .push)], catalog: catalog, state: state, context: context,
-                trace: &trace)
-            return Decision(
-                present: true, reason: .cardsAvailable, stack: presentations, yielded: yielded, held: held, trace: trace,
+                trace: &trace, arms: &arms)
+            var decision = Decision(
+                present: true, reason: .cardsAvailable, stack: presentations, yielded: yielded, held: sortedHeld(held, arms), trace: trace,
                 validUntil: validUntil)
+            decision.exposures = arms?.exposures ?? []
+            return decision
         }
 
         let reason: DecisionReason
@@ -86,7 +109,8 @@ public enum SheetPolicy {
             // Nothing is presented because of the campaign rules: the reason of the held sheet that would win.
             reason = topHeld.reason
             trace.append(
-                "campaign: nothing presented, '\(topHeld.sheet.id)' (priority \(topHeld.sheet.priority)) is held (\(reason.rawValue))")
+                "\(reason == .holdout ? "experiment" : "campaign"): nothing presented, "
+                    + "'\(topHeld.sheet.id)' (priority \(topHeld.sheet.priority)) is held (\(reason.rawValue))")
         } else if latchedWithCards {
             reason = .latched
         } else if !cardSheets.isEmpty {
@@ -97,8 +121,10 @@ public enum SheetPolicy {
                 "screen: no card sheet belongs to screen '\(context.screen)'"
                     + (context.tab.map { " tab '\($0)'" } ?? ""))
         }
-        return Decision(
-            present: false, reason: reason, stack: [], yielded: [], held: held, trace: trace, validUntil: validUntil)
+        var decision = Decision(
+            present: false, reason: reason, stack: [], yielded: [], held: sortedHeld(held, arms), trace: trace, validUntil: validUntil)
+        decision.exposures = arms?.exposures ?? []
+        return decision
     }
 
     // MARK: - Shared facts

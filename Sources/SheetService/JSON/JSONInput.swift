@@ -161,6 +161,13 @@ struct BodyReader {
         return items
     }
 
+    /// The raw members of an object member (nil when absent or JSON null); records a wrong type.
+    mutating func rawObject(_ name: String) -> [String: JSONValue]? {
+        guard let raw = member(name, required: false) else { return nil }
+        guard case .object(let nested) = raw else { fail(name, "must be an object"); return nil }
+        return nested
+    }
+
     mutating func object(_ name: String) -> BodyReader? {
         guard let raw = member(name, required: false) else { return nil }
         guard case .object(let nested) = raw else { fail(name, "must be an object"); return nil }

@@ -43,6 +43,7 @@ extension SheetDefinition {
         let expands = r.boolean("expandsOnScrollToEdge")
         let radius = r.number("cornerRadius", 0...100)
         let campaign = CampaignRules.parse(&r, cardSheet: kind == .cards || kind == nil)
+        let experiment = Experiment.parse(&r, definition: object, pathId: pathId)
         try r.finish()
         return SheetDefinition(
             id: try r.required(pathId ?? bodyId, "id"), kind: try r.required(kind, "kind"), size: size, style: style, title: title,
@@ -50,7 +51,7 @@ extension SheetDefinition {
             containerId: containerId, containerFilter: containerFilter, priority: priority, inputCount: inputCount,
             confirmDismissWhenDirty: confirm, primaryButton: primaryButton, nonModalUpTo: nonModalUpTo,
             dismissAffordance: affordance, swipeToDismiss: swipe, tapScrimToDismiss: tapScrim,
-            expandsOnScrollToEdge: expands, cornerRadius: radius, campaign: campaign)
+            expandsOnScrollToEdge: expands, cornerRadius: radius, campaign: campaign, experiment: experiment)
     }
 
     /// Refuses what the design documents forbid (writes only: stored definitions keep loading).
@@ -101,6 +102,7 @@ extension SheetDefinition {
             o.member("expandsOnScrollToEdge", expandsOnScrollToEdge)
             o.member("cornerRadius", cornerRadius)
             campaign.write(to: &o)
+            if let experiment { o.member("experiment") { experiment.write(to: &$0) } } else { o.member("experiment", nil as String?) }
             if withWarnings {
                 o.arrayMember("warnings") { items in
                     for warning in designWarnings {

@@ -14,11 +14,16 @@ extension SheetService {
         let sheetId = impression.sheetId
         let events = eventCatalog(), clock = self.clock
         return record(userId: userId, eventId: impression.eventId, kind: "impression", emitting: [(sheetId, .impression, nil)]) {
-            state in
+            state, activity in
             let catalog = events.current
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
-            guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
-            state.campaign.recordImpression(of: sheetId, at: clock(), keepSeconds: catalog.longestImpressionPeriod)
+            guard let sheet = catalog[sheetId] else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
+            let now = clock()
+            state.campaign.recordImpression(of: sheetId, at: now, keepSeconds: catalog.longestImpressionPeriod)
+            // An exposed user's impressions count for their arm (pinned users' rows are left out of the results).
+            if let experimentId = sheet.experiment?.id, let exposure = state.experiments.exposures[experimentId] {
+                activity.append(SheetActivity(sheetId: sheetId, kind: .experimentImpression, at: now, experimentId: experimentId, arm: exposure.arm))
+            }
             var w = JSONWriter()
             w.object { o in
                 o.member("sheetId", sheetId)

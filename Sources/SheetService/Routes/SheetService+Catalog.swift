@@ -76,6 +76,7 @@ extension SheetService {
             try checkIfMatch(request)
             if let violation = catalogLimits.violation(upserting: [definition], into: catalogSnapshot.current) { throw violation.problem }
             let before = currentCatalogTag
+            try checkExperimentChange(definition, in: catalogSnapshot.current)
             let created = try storage { () throws(StoreError) in
                 try store.putSheet(StoredSheet(id: id, json: String(decoding: json, as: UTF8.self)))
             }

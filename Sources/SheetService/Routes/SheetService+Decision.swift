@@ -73,7 +73,7 @@ extension SheetService {
                         return Self.decisionResponse(
                             remember(
                                 userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
-                                decision: decide(catalog: catalog, state: read.state, context: context)
+                                decision: decide(userId: userId, catalog: catalog, state: read.state, context: context)
                             ).answer, condition: condition)
                     }
                 }
@@ -104,13 +104,21 @@ extension SheetService {
         let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
         return remember(
             userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: nil,
-            decision: decide(catalog: catalog, state: state, context: context))
+            decision: decide(userId: userId, catalog: catalog, state: state, context: context))
     }
 
     /// The decision's JSON for this catalog, state and context at the service's clock, with its next
     /// time boundary (both store paths compute it here).
-    func decide(catalog: Catalog, state: UserState, context: ClientContext) -> (body: [UInt8], validUntil: Timestamp?) {
-        let decision = SheetPolicy.decide(catalog: catalog, state: state, context: context, now: clock())
+    /// A catalog without experiments takes no experiment work at all (no assigner, no hashing).
+    func decide(userId: String, catalog: Catalog, state: UserState, context: ClientContext) -> (body: [UInt8], validUntil: Timestamp?) {
+        let now = clock()
+        guard catalog.hasExperiments else {
+            let decision = SheetPolicy.decide(catalog: catalog, state: state, context: context, now: now)
+            return (decision.jsonBytes(), decision.validUntil)
+        }
+        let assigner = ExperimentAssigner(userId: userId, hashPrefix: { SHA256.bigEndianPrefix(of: $0) })
+        let decision = SheetPolicy.decide(catalog: catalog, state: state, context: context, now: now, experiments: assigner)
+        if !decision.exposures.isEmpty { experimentRecorder.expose(userId: userId, decision.exposures, at: now, store: store) }
         return (decision.jsonBytes(), decision.validUntil)
     }
 

@@ -114,6 +114,16 @@ extension SheetService {
         userId: String, eventId: String?, kind: String, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
         _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]
     ) -> HTTPResponse {
+        record(userId: userId, eventId: eventId, kind: kind, emitting: emitting) { (state: inout UserState, _: inout [SheetActivity]) in
+            try body(&state)
+        }
+    }
+
+    /// `record` with a body that may emit records of its own (experiment facts).
+    func record(
+        userId: String, eventId: String?, kind: String, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
+        _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8]
+    ) -> HTTPResponse {
         if let retryAfter = eventRate.admit(userId) {
             return Problems.tooManyRequests(
                 "user '\(userId)' reported more than \(eventRate.eventsPerMinute) events within a minute; retry in \(retryAfter) s",
@@ -125,7 +135,7 @@ extension SheetService {
         let emitted = EmittedActivity()
         let withActivity: @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8] = { state, activity in
             let latched = state.latches
-            let outcome = try body(&state)
+            let outcome = try body(&state, &activity)
             let now = clock()
             for (sheetId, kind, method) in emitting { activity.append(SheetActivity(sheetId: sheetId, kind: kind, method: method, at: now)) }
             // Sorted only when some latch was released (most events release none).
@@ -141,7 +151,9 @@ extension SheetService {
                 decisions.invalidate(userId)
                 if case .success(let event) = result, !event.replayed {
                     feed.userChanged(userId)
-                    sheetCounters.add(emitted.records.withLock { $0 })
+                    let records = emitted.records.withLock { $0 }
+                    sheetCounters.add(records)
+                    experimentRecorder.add(records)
                 }
                 promise.complete {
                     switch result {

@@ -1,4 +1,5 @@
 import Concurrency
+import Crypto
 import MicroHTTP
 import Observability
 import SheetPolicy
@@ -65,12 +66,16 @@ extension SheetService {
                     let contexts = CatalogImpact.contexts(of: [current, proposed])
                     var impact = CatalogImpact()
                     var complete = true
+                    let assigns = current.hasExperiments || proposed.hasExperiments
                     for (userId, state) in sample {
                         if (monotonicMicros() - started) / 1000 >= Self.impactBudgetMilliseconds {
                             complete = false
                             break
                         }
-                        impact.add(userId: userId, state: state, current: current, proposed: proposed, contexts: contexts, now: now)
+                        let assigner = assigns ? ExperimentAssigner(userId: userId, hashPrefix: { SHA256.bigEndianPrefix(of: $0) }) : nil
+                        impact.add(
+                            userId: userId, state: state, current: current, proposed: proposed, contexts: contexts, now: now,
+                            experiments: assigner)
                     }
                     let report = CatalogImpactReport(
                         impact: impact, from: sample.first?.userId ?? from ?? "", requestedUsers: users, complete: complete, now: now,

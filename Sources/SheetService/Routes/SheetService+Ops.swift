@@ -32,6 +32,7 @@ extension SheetService {
                 "sheetd_store_wal_restarts_total", "counter",
                 "Checkpoints by the writer that let the WAL start over.", "\(writes.walRestarts)")
             + decisionCacheMetrics()
+            + experimentRecorder.render(catalog: catalogSnapshot.current)
             + Self.family("sheetd_streams_open", "gauge", "Open decision streams (Server-Sent Events).", "\(streams.openCount)")
             + Self.family("sheetd_long_polls_waiting", "gauge", "Decision requests held by Prefer: wait.", "\(longPolls.count)")
             + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalogSnapshot.current.sheets.count)")

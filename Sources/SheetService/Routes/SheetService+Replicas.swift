@@ -45,7 +45,7 @@ extension SheetService {
             }
             return remember(
                 userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: versions.user,
-                decision: decide(catalog: catalog, state: state, context: context))
+                decision: decide(userId: userId, catalog: catalog, state: state, context: context))
         }
     }
 

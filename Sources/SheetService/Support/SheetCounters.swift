@@ -24,7 +24,7 @@ final class SheetCounters: Sendable {
                 switch record.kind {
                 case .impression: counts[record.sheetId, default: Counts()].impressions += 1
                 case .dismissal: counts[record.sheetId, default: Counts()].dismissals[record.method ?? "", default: 0] += 1
-                case .latchRelease, .opened: break
+                case .latchRelease, .opened, .exposure, .experimentImpression, .conversion, .pin: break
                 }
             }
         }

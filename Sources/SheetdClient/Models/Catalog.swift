@@ -62,6 +62,8 @@ public struct SheetDefinitionInput: Codable, Sendable, Equatable, Hashable {
     public var frequency: FrequencyCap?
     /// Card sheets: who may see it (nil: everyone).
     public var audience: Audience?
+    /// The sheet's experiment (nil: none).
+    public var experiment: ExperimentDefinition?
 
     /// A value with every member.
     public init(
@@ -70,7 +72,7 @@ public struct SheetDefinitionInput: Codable, Sendable, Equatable, Hashable {
         confirmDismissWhenDirty: Bool? = nil, primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil,
         dismissAffordance: DismissAffordance? = nil, swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil,
         cornerRadius: Double? = nil, schedule: Schedule? = nil, cooldownSeconds: Int? = nil, frequency: FrequencyCap? = nil,
-        audience: Audience? = nil
+        audience: Audience? = nil, experiment: ExperimentDefinition? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -95,6 +97,7 @@ public struct SheetDefinitionInput: Codable, Sendable, Equatable, Hashable {
         self.cooldownSeconds = cooldownSeconds
         self.frequency = frequency
         self.audience = audience
+        self.experiment = experiment
     }
 }
 
@@ -146,6 +149,8 @@ public struct SheetDefinition: Codable, Sendable, Equatable, Hashable {
     public var frequency: FrequencyCap?
     /// Card sheets: who may see it (nil: everyone).
     public var audience: Audience?
+    /// The sheet's experiment (nil: none, or an older server).
+    public var experiment: ExperimentDefinition?
     /// What the design documents advise against in this definition (nil from an older server).
     public var warnings: [DefinitionWarning]?
 
@@ -156,7 +161,7 @@ public struct SheetDefinition: Codable, Sendable, Equatable, Hashable {
         primaryButton: PrimaryButton? = nil, nonModalUpTo: UndimmedDetent? = nil, dismissAffordance: DismissAffordance? = nil,
         swipeToDismiss: Bool? = nil, tapScrimToDismiss: Bool? = nil, expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil,
         schedule: Schedule? = nil, cooldownSeconds: Int? = nil, frequency: FrequencyCap? = nil, audience: Audience? = nil,
-        warnings: [DefinitionWarning]? = nil
+        experiment: ExperimentDefinition? = nil, warnings: [DefinitionWarning]? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -181,6 +186,7 @@ public struct SheetDefinition: Codable, Sendable, Equatable, Hashable {
         self.cooldownSeconds = cooldownSeconds
         self.frequency = frequency
         self.audience = audience
+        self.experiment = experiment
         self.warnings = warnings
     }
 }

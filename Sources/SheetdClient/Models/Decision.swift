@@ -94,6 +94,8 @@ public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
     public var transition: Transition?
     /// What the sheet does while the keyboard is up (nil from a server older than this member).
     public var keyboardAdjustment: KeyboardAdjustment?
+    /// The sheet's experiment and the user's arm (nil: none, or an older server).
+    public var experiment: PresentedExperiment?
     /// UIKit settings (present when the context's platform is iOS).
     public var ios: IosSheet?
     /// Material 3 settings (present when the context's platform is Android).
@@ -105,7 +107,8 @@ public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
         tapScrimToDismiss: Bool, largestUndimmedDetent: DetentId? = nil, dismissAffordance: DismissAffordance, confirmBeforeDismiss: Bool,
         expandsOnScrollToEdge: Bool, parentScalesBehind: Bool, awaitingContentHeight: Bool, scrollable: Bool, scrimAccessibleAsClose: Bool,
         header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle, transition: Transition? = nil,
-        keyboardAdjustment: KeyboardAdjustment? = nil, ios: IosSheet? = nil, android: AndroidSheet? = nil
+        keyboardAdjustment: KeyboardAdjustment? = nil, experiment: PresentedExperiment? = nil, ios: IosSheet? = nil,
+        android: AndroidSheet? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -128,6 +131,7 @@ public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
         self.presentationStyle = presentationStyle
         self.transition = transition
         self.keyboardAdjustment = keyboardAdjustment
+        self.experiment = experiment
         self.ios = ios
         self.android = android
     }

@@ -1,0 +1,35 @@
+-- sheetd schema for PostgreSQL, version 7 (numbered like migrations/0007_experiments.sql). Never edit once shipped.
+--
+-- Experiments (issue 27). One row per experiment and exposed user: the arm and the time of the
+-- user's first exposure (insert-or-ignore: a user is exposed once per experiment), the user's
+-- impressions of the sheet and conversions counted for the arm while exposed, and whether a QA pin
+-- takes the user out of the results. Conversions outside any exposure's window are counted per
+-- experiment in experiment_unattributed. The user's own copy of their exposures and pins is in
+-- their state (tags x and p of the state format).
+CREATE TABLE experiment_exposures (
+    experiment_id text NOT NULL CHECK (length(experiment_id) BETWEEN 1 AND 128),
+    user_id       text NOT NULL CHECK (length(user_id) BETWEEN 1 AND 128),
+    arm           text NOT NULL CHECK (length(arm) BETWEEN 1 AND 128),
+    exposed_at    bigint NOT NULL,
+    impressions   bigint NOT NULL DEFAULT 0,
+    conversions   bigint NOT NULL DEFAULT 0,
+    pinned        bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (experiment_id, user_id)
+);
+
+-- Erasing a user finds their rows.
+CREATE INDEX experiment_exposures_by_user ON experiment_exposures (user_id);
+
+CREATE TABLE experiment_unattributed (
+    experiment_id text NOT NULL PRIMARY KEY CHECK (length(experiment_id) BETWEEN 1 AND 128),
+    conversions   bigint NOT NULL DEFAULT 0
+);
+
+-- The QA pins of a user's state (SQLite keeps them in the state's row); the exposures of the
+-- state are the user's rows of experiment_exposures.
+CREATE TABLE experiment_pins (
+    user_id       text NOT NULL CHECK (length(user_id) BETWEEN 1 AND 128),
+    experiment_id text NOT NULL CHECK (length(experiment_id) BETWEEN 1 AND 128),
+    arm           text NOT NULL CHECK (length(arm) BETWEEN 1 AND 128),
+    PRIMARY KEY (user_id, experiment_id)
+);
