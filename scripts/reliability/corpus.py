@@ -344,6 +344,17 @@ def run():
         slowest, rss, failures, cpu, stalled = serial_pass(server, corpus, a.repeat, a.verbose)
         # The median of a case's requests: one request's figure also catches the odd background tick
         # (the checkpointer, the access log's flush), which the median leaves out.
+        # A case over the budget on few samples (the quick profile sends each 3 times) is measured
+        # again alone, 15 more times, before it counts: another tenant's burst on this shared machine
+        # lifts a median of three, never a median of eighteen.
+        by_name = {name: data for name, data, _ in corpus}
+        for name, v in cpu.items():
+            if percentile(v, 50) > CPU_BUDGET_MS and len(v) < 15 and name not in stalled:
+                for _ in range(15):
+                    before = cpu_ns(server.proc.pid)
+                    raw(server.port, by_name[name], timeout=5)
+                    time.sleep(0.001)
+                    v.append((cpu_ns(server.proc.pid) - before) / 1e6)
         per_case = sorted(((percentile(v, 50), n) for n, v in cpu.items()), reverse=True)
         every = [x for v in cpu.values() for x in v]
         over = [f"{n}: {ms:.2f} ms of server CPU per request (budget {CPU_BUDGET_MS} ms)" for ms, n in per_case if ms > CPU_BUDGET_MS]
