@@ -165,9 +165,10 @@ import Testing
         let date = try await elapsed(RetryAfter.httpDate(Date().addingTimeInterval(2)), maxRetryAfter: 30)
         #expect(date >= 0.95)
         #expect(date < 15)
+        // Waited the cap, not the hour (the bound leaves room for a loaded machine).
         let capped = try await elapsed("3600", maxRetryAfter: 0.3)
         #expect(capped >= 0.3)
-        #expect(capped < 5)
+        #expect(capped < 30)
     }
 
     /// Where the stream route is refused (404) or a buffering proxy answers it with JSON, the live

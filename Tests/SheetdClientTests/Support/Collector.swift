@@ -47,7 +47,9 @@ final class DecisionCollector: @unchecked Sendable {
     }
 
     /// Waits until `count` decisions were received in all (or the deadline passes) and returns them.
-    func waitFor(count: Int, seconds: Double = 10) async throws -> [SheetDecision] {
+    /// The default deadline leaves room for a whole suite running in parallel on two cores (a passing
+    /// wait returns as soon as they are there).
+    func waitFor(count: Int, seconds: Double = 30) async throws -> [SheetDecision] {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let (now, error) = snapshot()
