@@ -412,3 +412,51 @@ struct CampaignPropertyTests {
         #expect(shown > 500 && capped > 200 && cooling > 200 && checkedBoundaries > 2000, "\(shown) \(capped) \(cooling) \(checkedBoundaries)")
     }
 }
+
+/// Keeping only each sheet's newest `Catalog.impressionsKeptPerSheet` impressions changes no decision:
+/// a client that reports impressions whatever the caps say (so the log is longer than any cap), and
+/// at random moments the decision from the pruned state equals the one from the full log.
+struct ImpressionPruningTests {
+    @Test func keepingTheNewestImpressionsDecidesAsTheWholeLog() {
+        var compared = 0, capped = 0
+        for seed in UInt64(1)...120 {
+            var rng = SplitMix64(seed: seed)
+            func rules() -> CampaignRules {
+                CampaignRules(frequency: rng.maybe(80) { r in FrequencyCap(max: r.int(in: 1...4), periodSeconds: r.int(in: 1...900)) })
+            }
+            let settings = CampaignSettings(
+                globalCap: rng.maybe(50) { r in FrequencyCap(max: r.int(in: 1...5), periodSeconds: r.int(in: 1...900)) },
+                minIntervalSeconds: rng.maybe(20) { $0.int(in: 1...120) })
+            let catalog = Campaign.catalog(offers: rules(), promo: rules(), settings: settings)
+            let context = Fixtures.context()
+            var pruned = UserState(), whole = UserState()
+            var now = Campaign.at(0)
+            for sheet in ["offers", "promo"] {
+                _ = SheetPolicy.apply(.count(sheet, 2), to: &pruned, catalog: catalog, now: now)
+                _ = SheetPolicy.apply(.count(sheet, 2), to: &whole, catalog: catalog, now: now)
+            }
+            for _ in 0..<50 {
+                now = now.adding(seconds: rng.int(in: 0...60))
+                let sheet = rng.pick(["offers", "promo"])
+                pruned.campaign.recordImpression(
+                    of: sheet, at: now, keepSeconds: catalog.longestImpressionPeriod, keepNewest: catalog.impressionsKeptPerSheet)
+                whole.campaign.recordImpression(of: sheet, at: now, keepSeconds: 1_000_000)
+                // A dismissal now and then, so that caps (not "on screen") decide.
+                if rng.int(in: 0...1) == 0 {
+                    _ = SheetPolicy.apply(.dismiss(sheet, .programmatic), to: &pruned, catalog: catalog, now: now)
+                    _ = SheetPolicy.apply(.dismiss(sheet, .programmatic), to: &whole, catalog: catalog, now: now)
+                }
+                #expect(pruned.campaign.impressions.values.allSatisfy { $0.count <= catalog.impressionsKeptPerSheet })
+                for _ in 0..<2 {
+                    let at = now.adding(seconds: rng.int(in: 0...900))
+                    let a = SheetPolicy.decide(catalog: catalog, state: pruned, context: context, now: at)
+                    let b = SheetPolicy.decide(catalog: catalog, state: whole, context: context, now: at)
+                    #expect(a.jsonBytes() == b.jsonBytes(), "seed \(seed)")
+                    compared += 1
+                    capped += a.held.filter { $0.reason == .frequencyCapped || $0.reason == .globalCap }.count
+                }
+            }
+        }
+        #expect(compared == 12_000 && capped > 2_000, "\(compared) \(capped)")
+    }
+}

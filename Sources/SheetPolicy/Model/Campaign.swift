@@ -42,7 +42,8 @@ public struct CampaignSettings: Sendable, Equatable {
 /// What the campaign rules know about one user (part of `UserState`, stored with it, erased with it).
 public struct CampaignState: Sendable, Equatable {
     /// Impression times per sheet, oldest first. Pruned past the longest period any rule needs
-    /// (`Catalog.longestImpressionPeriod`), so it is not a total.
+    /// (`Catalog.longestImpressionPeriod`) and to the newest `Catalog.impressionsKeptPerSheet`, so it
+    /// is not a total and a user's state does not grow with their impressions.
     public var impressions: [String: [Timestamp]]
     /// Impressions per sheet since the user was first seen: counters kept for good (never pruned).
     public var impressionTotals: [String: Int]
@@ -61,23 +62,25 @@ public struct CampaignState: Sendable, Equatable {
 
     /// Records one impression at `time` (kept in time order) and prunes impressions older than
     /// `keepSeconds` before `time` (`nil`: keep none beyond the latest per sheet, which the
-    /// "stays on screen" rule needs).
-    public mutating func recordImpression(of sheetId: String, at time: Timestamp, keepSeconds: Int?) {
+    /// "stays on screen" rule needs), and beyond the newest `keepNewest` of each sheet.
+    public mutating func recordImpression(of sheetId: String, at time: Timestamp, keepSeconds: Int?, keepNewest: Int = .max) {
         var times = impressions[sheetId] ?? []
         let index = times.lastIndex(where: { $0 <= time }).map { $0 + 1 } ?? 0
         times.insert(time, at: index)
         impressions[sheetId] = times
         impressionTotals[sheetId, default: 0] += 1
-        prune(before: time, keepSeconds: keepSeconds)
+        prune(before: time, keepSeconds: keepSeconds, keepNewest: keepNewest)
     }
 
-    /// Drops impressions older than `keepSeconds` before `time`, always keeping each sheet's latest.
-    public mutating func prune(before time: Timestamp, keepSeconds: Int?) {
+    /// Drops impressions older than `keepSeconds` before `time` and beyond each sheet's newest
+    /// `keepNewest`, always keeping each sheet's latest.
+    public mutating func prune(before time: Timestamp, keepSeconds: Int?, keepNewest: Int = .max) {
         let horizon = time.adding(seconds: -(keepSeconds ?? 0))
+        let newest = Swift.max(keepNewest, 1)
         for (sheetId, times) in impressions {
             guard let last = times.last else { impressions[sheetId] = nil; continue }
-            let kept = times.filter { $0 >= horizon }
-            impressions[sheetId] = kept.isEmpty ? [last] : kept
+            let kept = times.filter { $0 >= horizon }.suffix(newest)
+            impressions[sheetId] = kept.isEmpty ? [last] : Array(kept)
         }
     }
 }
@@ -134,5 +137,17 @@ extension Catalog {
         consider(settings.globalCap?.periodSeconds)
         consider(settings.minIntervalSeconds)
         return longest
+    }
+
+    /// How many of a sheet's newest impressions the rules can ever count: the largest `max` of the
+    /// sheets' frequency caps and of the global cap (at least 1). Keeping only these is exact: a cap
+    /// counts the impressions inside a window that ends now, which are always the newest ones, so
+    /// the count reaches `max` with the newest `max` alone (and the global cap's sum over sheets
+    /// reaches its `max` as soon as one sheet or all of them together do). Impressions beyond these
+    /// are pruned on write, so a user's state stays bounded however many impressions they report.
+    public var impressionsKeptPerSheet: Int {
+        var most = 1
+        for sheet in sortedByID { most = Swift.max(most, sheet.campaign.frequency?.max ?? 1) }
+        return Swift.max(most, settings.globalCap?.max ?? 1)
     }
 }

@@ -19,7 +19,8 @@ extension SheetService {
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
             guard let sheet = catalog[sheetId] else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             let now = clock()
-            state.campaign.recordImpression(of: sheetId, at: now, keepSeconds: catalog.longestImpressionPeriod)
+            state.campaign.recordImpression(
+                of: sheetId, at: now, keepSeconds: catalog.longestImpressionPeriod, keepNewest: catalog.impressionsKeptPerSheet)
             // An exposed user's impressions count for their arm (pinned users' rows are left out of the results).
             if let experimentId = sheet.experiment?.id, let exposure = state.experiments.exposures[experimentId] {
                 activity.append(SheetActivity(sheetId: sheetId, kind: .experimentImpression, at: now, experimentId: experimentId, arm: exposure.arm))
