@@ -19,7 +19,7 @@ help:
 	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
 	@echo "make lint            swift format lint --strict with .swift-format (make format fixes)"
 	@echo "make browser-test    the /preview page in headless Chromium against a live server"
-	@echo "make bench           load benchmarks against C yardsticks (SQLite, then PostgreSQL), then 10 000 decision streams (writes BENCHMARKS.md)"
+	@echo "make bench           load benchmarks against C yardsticks (SQLite, then PostgreSQL), storage growth, then 10 000 decision streams (writes BENCHMARKS.md)"
 	@echo "make bench-quick     a short benchmark round for development"
 	@echo "make bench-postgres  the PostgreSQL scenarios only (libpq yardstick, cache on/off, two replicas)"
 	@echo "make reliability     long fault, concurrency and hostile-input runs (writes RELIABILITY.md)"
@@ -79,11 +79,13 @@ browser-test: deps
 
 bench: release
 	bench/run.sh
+	bench/growth.sh
 	bench/postgres.sh
 	bench/streams.sh
 
 bench-quick: release
 	bench/run.sh --quick
+	bench/growth.sh --quick
 	bench/postgres.sh --quick
 	bench/streams.sh --quick
 

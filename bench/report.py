@@ -21,13 +21,13 @@ def med(xs): return statistics.median(xs) if xs else float("nan")
 def spread(xs, fmt): return f"{fmt.format(med(xs))} ({fmt.format(min(xs))}–{fmt.format(max(xs))})" if xs else "–"
 
 LABEL = {"get": "Decision GET", "get-nc": "Decision GET, decision cache off (every decision computed)", "get304": "Decision GET, If-None-Match (304)", "put": "Count PUT",
-         "dismiss": "Dismissal POST", "mix": "Mix 80/15/5", "scale": "Decision GET, 10k vs 1M users",
+         "dismiss": "Dismissal POST", "open": "Presentation POST (opened)", "impression": "Impression POST", "mix": "Mix 80/15/5", "scale": "Decision GET, 10k vs 1M users",
          "scale-nc": "Decision GET, 10k vs 1M users, decision cache off",
          "get-all": f"Decision GET, {E.get('R_ALL_THREADS', '?')} workers (one per core, wrk included)"}
 SERVER = {"http_fixed": "C yardstick: fixed JSON", "sqlite_upsert": "C yardstick: SQLite UPSERT",
           "sheetd": "sheetd", "sheetd-scale": "sheetd, 1M users",
           "sheetd-nc": "sheetd, cache off", "sheetd-scale-nc": "sheetd, 1M users, cache off"}
-order = [s for s in ["get", "get-nc", "get304", "put", "dismiss", "mix", "get-all", "scale", "scale-nc"] if any(r["scenario"] == s for r in rows)]
+order = [s for s in ["get", "get-nc", "get304", "put", "dismiss", "open", "impression", "mix", "get-all", "scale", "scale-nc"] if any(r["scenario"] == s for r in rows)]
 
 def pick(scenario, kind): return [r for r in rows if r["scenario"] == scenario and r["kind"] == kind]
 def ratios(scenario, a, b, key="rps"):
@@ -90,6 +90,9 @@ if pick("get", "sheetd"):
     rr = ratios("get", "sheetd", "http_fixed"); p99 = med([r["p99"] for r in pick("get", "sheetd")])
     t.append(("Decision GET ≥ 0.75× fixed-JSON yardstick req/s, p99 < 5 ms", f"{rx(med(rr), 0.75)}, p99 {p99:.2f} ms",
               verdict(med(rr) >= 0.75 and p99 < 5)))
+    cr = ratios("get", "sheetd", "http_fixed", "cpu")
+    t.append(("Cached decision GET: server CPU/request ≤ 1.15× the fixed-JSON yardstick's", f"CPU {rx(med(cr), 1.15)}",
+              verdict(med(cr) <= 1.15)))
 if pick("get-nc", "sheetd-nc"):
     cr = ratios("get-nc", "sheetd-nc", "http_fixed", "cpu"); p99 = med([r["p99"] for r in pick("get-nc", "sheetd-nc")])
     t.append(("Decision GET, cache off: server CPU/request ≤ 2.5× the fixed-JSON yardstick's, p99 < 5 ms",
@@ -104,6 +107,11 @@ if pick("dismiss", "sheetd"):
 if pick("mix", "sheetd"):
     rr = ratios("mix", "sheetd", "sqlite_upsert")
     t.append(("Mix 80/15/5 ≥ 0.8× SQLite yardstick req/s", rx(med(rr), 0.8), verdict(med(rr) >= 0.8)))
+# Round three: every event route and the mix at most 2x the SQLite yardstick's server CPU per request.
+for name in ["put", "dismiss", "open", "impression", "mix"]:
+    if pick(name, "sheetd"):
+        cr = ratios(name, "sheetd", "sqlite_upsert", "cpu")
+        t.append((f"{LABEL[name]}: server CPU/request ≤ 2.0× the SQLite yardstick's", f"CPU {rx(med(cr), 2.0)}", verdict(med(cr) <= 2.0)))
 if pick("scale", "sheetd-scale"):
     a = med([r["p99"] for r in pick("scale", "sheetd-scale")]); b = med([r["p99"] for r in pick("scale", "sheetd")])
     t.append(("1M users: decision p99 within 1.5× of 10k", f"{a:.2f} ms vs {b:.2f} ms = {a/b:.2f}×", verdict(a <= 1.5 * b)))

@@ -7,7 +7,7 @@
 # --scale  also preloads 1 000 000 users and compares decision GETs against the 10 000-user database,
 #          with the decision cache and without it (--decision-cache 0: every decision reads SQLite)
 #
-# Environment: BENCH_ONLY="get put" runs only those scenarios (get get-nc put dismiss mix get-all;
+# Environment: BENCH_ONLY="get put" runs only those scenarios (get get-nc put dismiss open impression mix get-all;
 # get-nc: decision GETs with --decision-cache 0, every decision computed);
 # BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS (MHD workers per
 # server; default: cores - 1), BENCH_USERS override.
@@ -230,6 +230,8 @@ SCENARIOS=(
   "get-nc decision.lua http_fixed $THREADS sheetd-nc"
   "put count.lua sqlite_upsert $THREADS"
   "dismiss dismissal.lua sqlite_upsert $THREADS"
+  "open open.lua sqlite_upsert $THREADS"
+  "impression impression.lua sqlite_upsert $THREADS"
   "mix mix.lua sqlite_upsert $THREADS"
 )
 if [ $quick = 0 ] && [ "$ALL_THREADS" != "$THREADS" ]; then SCENARIOS+=("get-all decision.lua http_fixed $ALL_THREADS"); fi

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Concurrency
 import Dispatch
 import Synchronization
 
@@ -290,8 +291,8 @@ final class OpenStreams: Sendable {
         guard removed, closedSinceTrim.wrappingAdd(1, ordering: .relaxed).newValue % Self.trimEvery == 0 else { return }
         // Later and elsewhere: the connection's own memory is freed after this (NOTIFY_COMPLETED runs
         // before MHD frees the pool), and trimming walks every arena.
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(500)) {
-            _ = cmhd_release_free_memory()
+        TimerThread.shared.schedule(after: .milliseconds(500)) {
+            DispatchQueue.global(qos: .utility).async { _ = cmhd_release_free_memory() }
         }
     }
 

@@ -35,6 +35,7 @@ local function pick()
   local i = math.random(#users)
   return users[i], tokens[i]
 end
+pick_user = pick
 
 function decision(conditional)
   local u, t = pick()
@@ -58,6 +59,23 @@ function dismissal()
   return wrk.format("POST", "/v1/users/" .. u .. "/dismissals",
     { ["Authorization"] = t, ["Content-Type"] = "application/json" },
     '{"sheetId":"home-offers","method":"swipe"}')
+end
+
+-- A card's detail opened over the offers card sheet (the parent cuts the stack back to it, so a
+-- user's stack stays two deep however often they open it).
+function presentation()
+  local u, t = pick()
+  return wrk.format("POST", "/v1/users/" .. u .. "/presentations",
+    { ["Authorization"] = t, ["Content-Type"] = "application/json" },
+    '{"sheetId":"offer-detail","mode":"push","parentSheetId":"home-offers"}')
+end
+
+-- The client presented the offers card sheet (a frequency-capped sheet).
+function impression()
+  local u, t = pick()
+  return wrk.format("POST", "/v1/users/" .. u .. "/impressions",
+    { ["Authorization"] = t, ["Content-Type"] = "application/json" },
+    '{"sheetId":"home-offers"}')
 end
 
 -- One JSON line for bench/run.sh: requests, errors, latency percentiles in microseconds.

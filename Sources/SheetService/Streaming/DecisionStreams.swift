@@ -1,4 +1,4 @@
-import Dispatch
+import Concurrency
 import MicroHTTP
 import SheetPolicy
 import Synchronization
@@ -33,8 +33,9 @@ final class DecisionStreams: Sendable {
     static let retryMillis = 2000
 
     private let registry = Mutex(Registry())
-    private let heartbeatQueue = DispatchQueue(label: "sheetd.stream-heartbeat")
-    private let stopped = Atomic<Bool>(false)
+    /// The repeating timer of the heartbeat turns, and the slice whose turn is next.
+    private let heartbeatTimer = Mutex<TimerToken?>(nil)
+    private let nextSlice = Atomic<Int>(0)
 
     init(maxStreams: Int, maxStreamsPerUser: Int = 8, heartbeatSeconds: Int) {
         self.maxStreams = maxStreams
@@ -43,7 +44,11 @@ final class DecisionStreams: Sendable {
         scheduleHeartbeats()
     }
 
-    deinit { stopped.store(true, ordering: .relaxed) }
+    deinit { stopHeartbeats() }
+
+    private func stopHeartbeats() {
+        if let token = heartbeatTimer.withLock({ $0 }) { TimerThread.shared.cancel(token) }
+    }
 
     /// Streams take their heartbeats in this many turns per half interval, a slice of them each turn:
     /// all of them at once is a burst of sends that delays every event queued behind it.
@@ -51,13 +56,14 @@ final class DecisionStreams: Sendable {
 
     /// Each stream's slice comes round every half interval: a stream idle for a whole interval gets its
     /// heartbeat within 1.5 intervals at worst, and streams that carried an event recently get none.
-    private func scheduleHeartbeats(slice: Int = 0) {
-        let turnMillis = max(1, heartbeatSeconds * 500 / Self.heartbeatSlices)
-        heartbeatQueue.asyncAfter(deadline: .now() + .milliseconds(turnMillis)) { [weak self] in
-            guard let self, !stopped.load(ordering: .relaxed) else { return }
+    private func scheduleHeartbeats() {
+        let turn = Duration.milliseconds(max(1, heartbeatSeconds * 500 / Self.heartbeatSlices))
+        let token = TimerThread.shared.scheduleRepeating(every: turn, firstAfter: turn) { [weak self] in
+            guard let self else { return }
+            let slice = nextSlice.wrappingAdd(1, ordering: .relaxed).oldValue % Self.heartbeatSlices
             sendHeartbeats(slice: slice)
-            scheduleHeartbeats(slice: (slice + 1) % Self.heartbeatSlices)
         }
+        heartbeatTimer.withLock { $0 = token }
     }
 
     var openCount: Int { registry.withLock { $0.open.count } }
@@ -111,7 +117,7 @@ final class DecisionStreams: Sendable {
             r.closed = true
             return Array(r.open.values)
         }
-        stopped.store(true, ordering: .relaxed)
+        stopHeartbeats()
         for stream in all { stream.body.finish(with: Self.shutdownEvent) }
     }
 
@@ -120,7 +126,6 @@ final class DecisionStreams: Sendable {
     static let tokenExpiredEvent = Array(
         "event: token-expired\ndata: {\"detail\":\"the stream's token has expired; reconnect with a fresh token\"}\n\n".utf8)
     /// Where the token-expiry timers of streams fire.
-    static let expiryQueue = DispatchQueue(label: "sheetd.stream-token-expiry")
     static let longestExpiryHopMillis: Int64 = 60_000
     static let heartbeat = Array(": heartbeat\n\n".utf8)
 
@@ -197,7 +202,7 @@ final class DecisionStream: DecisionWatcher {
             return body.finish(with: DecisionStreams.tokenExpiredEvent)
         }
         let hop = Int(min(max(remaining, 5), DecisionStreams.longestExpiryHopMillis))
-        DecisionStreams.expiryQueue.asyncAfter(deadline: .now() + .milliseconds(hop)) { [weak self] in
+        TimerThread.shared.schedule(after: .milliseconds(hop)) { [weak self] in
             guard let self, self.body.isOpen else { return }
             self.endWhenTokenExpires(validUntil: validUntil, now: now)
         }

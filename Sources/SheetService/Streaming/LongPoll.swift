@@ -1,4 +1,4 @@
-import Dispatch
+import Concurrency
 import MicroHTTP
 import SheetPolicy
 import Synchronization
@@ -87,7 +87,6 @@ final class LongPolls: Sendable {
     /// Long-polls one user may have waiting at once (as decision streams); one more is a 429.
     let maxPerUser: Int
     private let waiting = Mutex(Registry())
-    private let timers = DispatchQueue(label: "sheetd.long-poll-deadlines")
 
     init(maxPerUser: Int = 8) {
         self.maxPerUser = maxPerUser
@@ -117,7 +116,7 @@ final class LongPolls: Sendable {
             return true
         }
         if added {
-            timers.asyncAfter(deadline: .now() + .seconds(poll.waitSeconds)) { poll.expire() }
+            TimerThread.shared.schedule(after: .seconds(poll.waitSeconds)) { poll.expire() }
         }
         return added
     }
