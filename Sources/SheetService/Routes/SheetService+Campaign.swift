@@ -13,7 +13,7 @@ extension SheetService {
         let impression = try ImpressionReport(try jsonBody(request))
         let sheetId = impression.sheetId
         let events = eventCatalog(), clock = self.clock
-        return record(userId: userId, eventId: impression.eventId, kind: "impression", emitting: [(sheetId, .impression, nil)]) {
+        return record(userId: userId, eventId: impression.eventId, kind: .impression, emitting: [(sheetId, .impression, nil)]) {
             state, activity in
             let catalog = events.current
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
@@ -39,7 +39,7 @@ extension SheetService {
         let userId = try authorizeUser(request)
         try requireAdmin(request, "only the admin token may set a user's segments")
         let segments = try UserAttributes(try jsonBody(request)).segments
-        return record(userId: userId, eventId: nil, kind: "attributes") { state in
+        return record(userId: userId, eventId: nil, kind: .attributes) { state in
             state.campaign.segments = segments
             return Self.attributesJSON(userId: userId, segments: segments)
         }

@@ -12,7 +12,7 @@ extension SheetService {
         let report = try CountReport(try jsonBody(request))
         let filter = report.filter
         let events = eventCatalog(), clock = self.clock
-        return record(userId: userId, eventId: report.eventId, kind: "count") { state in
+        return record(userId: userId, eventId: report.eventId, kind: .count) { state in
             let catalog = events.current
             let effect = SheetPolicy.apply(
                 .countReported(containerId: containerId, filter: filter, count: report.count, seq: report.seq), to: &state, catalog: catalog,
@@ -35,7 +35,7 @@ extension SheetService {
         let sheetId = dismissal.sheetId
         let events = eventCatalog(), clock = self.clock
         return record(
-            userId: userId, eventId: dismissal.eventId, kind: "dismissal", emitting: [(sheetId, .dismissal, dismissal.method.rawValue)]
+            userId: userId, eventId: dismissal.eventId, kind: .dismissal, emitting: [(sheetId, .dismissal, dismissal.method.rawValue)]
         ) { state in
             let catalog = events.current
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
@@ -57,7 +57,7 @@ extension SheetService {
         let events = eventCatalog(), clock = self.clock
         // "Opened from" a sheet (its stats): a presentation naming it as the parent.
         let opened = parentSheetId.map { [(sheetId: $0, kind: SheetActivity.Kind.opened, method: String?.none)] } ?? []
-        return record(userId: userId, eventId: presentation.eventId, kind: "presentation", emitting: opened) { state in
+        return record(userId: userId, eventId: presentation.eventId, kind: .presentation, emitting: opened) { state in
             let catalog = events.current
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             if let parentSheetId, catalog[parentSheetId] == nil {
@@ -77,7 +77,7 @@ extension SheetService {
         let report = try ContentHeightReport(try jsonBody(request))
         let platform = report.platform, height = report.height
         let events = eventCatalog(), clock = self.clock
-        return record(userId: userId, eventId: report.eventId, kind: "content-height") { state in
+        return record(userId: userId, eventId: report.eventId, kind: .contentHeight) { state in
             let catalog = events.current
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             _ = SheetPolicy.apply(
@@ -111,7 +111,7 @@ extension SheetService {
     /// clock; latches the body releases are added as `latch-release` records. They commit with the
     /// state, and count on /metrics after the commit.
     func record(
-        userId: String, eventId: String?, kind: String, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
+        userId: String, eventId: String?, kind: EventKind, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
         _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]
     ) -> HTTPResponse {
         record(userId: userId, eventId: eventId, kind: kind, emitting: emitting) { (state: inout UserState, _: inout [SheetActivity]) in
@@ -121,7 +121,7 @@ extension SheetService {
 
     /// `record` with a body that may emit records of its own (experiment facts).
     func record(
-        userId: String, eventId: String?, kind: String, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
+        userId: String, eventId: String?, kind: EventKind, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
         _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     ) -> HTTPResponse {
         if let retryAfter = eventRate.admit(userId) {
@@ -130,7 +130,7 @@ extension SheetService {
                 retryAfterSeconds: retryAfter
             ).response
         }
-        let storedEventId = eventId.map { "\(kind)/\($0)" }
+        let storedEventId = eventId.map(kind.storedEventId)
         let clock = self.clock
         let emitted = EmittedActivity()
         let withActivity: @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8] = { state, activity in

@@ -13,7 +13,7 @@ extension SheetService {
         let conversion = try ConversionReport(try jsonBody(request))
         let sheetId = conversion.sheetId, goal = conversion.goal
         let events = eventCatalog(), clock = self.clock
-        return record(userId: userId, eventId: conversion.eventId, kind: "conversion") { state, activity in
+        return record(userId: userId, eventId: conversion.eventId, kind: .conversion) { state, activity in
             let catalog = events.current
             guard let sheet = catalog[sheetId] else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             let now = clock()
@@ -122,7 +122,7 @@ extension SheetService {
 
     private func pinRecord(experimentId: String, userId: String, arm: String?) -> HTTPResponse {
         let clock = self.clock
-        return record(userId: userId, eventId: nil, kind: "pin") { state, activity in
+        return record(userId: userId, eventId: nil, kind: .pin) { state, activity in
             state.experiments.pins[experimentId] = arm
             // The user's exposure row (if any) leaves or rejoins the results with the pin.
             activity.append(SheetActivity(sheetId: experimentId, kind: .pin, at: clock(), experimentId: experimentId, arm: arm))
