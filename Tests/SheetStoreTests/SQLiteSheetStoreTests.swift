@@ -290,9 +290,9 @@ let sampleState = UserState(
             let stats = store.writeStatistics
             #expect(stats.updates - before.updates == total + 1)
             // The held transaction, then the queued updates in batches of at most `maxBatch`.
-            let batches = (total + GroupCommitQueue<WriteJob>.maxBatch - 1) / GroupCommitQueue<WriteJob>.maxBatch
+            let batches = (total + GroupCommitQueue<GroupCommitJob>.maxBatch - 1) / GroupCommitQueue<GroupCommitJob>.maxBatch
             #expect(stats.commits - before.commits == 1 + batches)
-            #expect(stats.largestBatch == GroupCommitQueue<WriteJob>.maxBatch)
+            #expect(stats.largestBatch == GroupCommitQueue<GroupCommitJob>.maxBatch)
         }
     }
 
