@@ -26,7 +26,7 @@ struct BatchedWriteTests {
         case dismissal(String, Timestamp, method: String)
         case forget(String)
         case segments([String])
-        /// A container id longer than the schema allows: the database refuses the batch's statement.
+        /// Sent for a user id longer than the schema allows: the database refuses the batch's statement.
         case refused
     }
 
@@ -39,6 +39,8 @@ struct BatchedWriteTests {
 
     static let users = ["u0", "u1", "u2", #"u{"3",\}"#, "u4", "u5"]
     static let sheets = ["s-a", "s-b", "s-c"]
+    /// Longer than a user id may be (`user_states.user_id`'s check).
+    static let refusedUser = String(repeating: "x", count: 200)
 
     static func apply(_ operation: Operation, to state: inout UserState, activity: inout [SheetActivity]) {
         switch operation {
@@ -58,7 +60,7 @@ struct BatchedWriteTests {
             state.campaign.impressionTotals[sheetId] = nil
             state.campaign.lastDismissals[sheetId] = nil
         case .segments(let segments): state.campaign.segments = segments
-        case .refused: state.containers[ContainerKey(containerId: String(repeating: "x", count: 200))] = ContainerCount(count: 1)
+        case .refused: state.containers[ContainerKey(containerId: "c1")] = ContainerCount(count: 1)
         }
     }
 
@@ -104,6 +106,10 @@ struct BatchedWriteTests {
             } else if rng.chance(85) {
                 eventId = "e\(index)"
                 eventIds[userId, default: []].append("e\(index)")
+            }
+            if case .refused = operation {
+                events.append(Event(index: index, userId: refusedUser, eventId: eventId, operation: operation))
+                continue
             }
             events.append(Event(index: index, userId: userId, eventId: eventId, operation: operation))
         }

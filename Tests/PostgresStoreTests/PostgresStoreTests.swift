@@ -79,7 +79,7 @@ struct PostgresStoreTests {
     }
 
     /// A batch is pipelined (two round trips); when one of its statements fails in the database
-    /// (here a container id longer than the schema allows, which the service would have refused),
+    /// (here a user id longer than the schema allows, which the service would have refused),
     /// the batch runs again one update at a time: only that update fails, the others commit.
     @Test func aStatementFailingInABatchFailsOnlyItsUpdate() throws {
         let database = try TestDatabase(.postgres)
@@ -91,11 +91,11 @@ struct PostgresStoreTests {
         let before = store.writeStatistics.commits
         for i in 0..<40 {
             done.enter()
-            let container = i == 17 ? String(repeating: "x", count: 200) : "c"
+            let user = i == 17 ? String(repeating: "x", count: 200) : "u\(i % 5)"
             store.submit(
-                userId: "u\(i % 5)", eventId: "e\(i)",
+                userId: user, eventId: "e\(i)",
                 { state in
-                    state.containers[ContainerKey(containerId: container), default: ContainerCount(count: 0)].count += 1
+                    state.containers[ContainerKey(containerId: "c"), default: ContainerCount(count: 0)].count += 1
                     return [UInt8(i)]
                 }
             ) { result in
