@@ -151,20 +151,6 @@ struct PostgresStoreTests {
         #expect(seen[0].contains("127.0.0.1"), "the error still says where: \(seen[0])")
     }
 
-    /// Expired event ids are purged; younger ones are kept.
-    @Test func expiredEventIdsArePurged() throws {
-        let database = try TestDatabase(.postgres)
-        defer { database.remove() }
-        let store = try PostgresSheetStore.open(url: database.location, readerConnections: 2)
-        defer { store.close() }
-        _ = try store.update(userId: "u1", eventId: "old") { _ in [1] }
-        let now = Int64(Date().timeIntervalSince1970)
-        try store.prune(now: now + 6 * 86_400)
-        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed, "kept for the window (7 days)")
-        try store.prune(now: now + 8 * 86_400)
-        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed == false)
-    }
-
     /// Every connection of the store killed by the server: the calls in flight fail with
     /// `unavailable` at worst, and the next ones reconnect by themselves.
     @Test func lostConnectionsAreMadeAgain() throws {
