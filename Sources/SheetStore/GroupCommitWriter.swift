@@ -303,13 +303,15 @@ struct SQLiteBatchSession: GroupCommitSession {
             backend.noteFault(error, writer: &writer)
             return .batch
         }
-        // SQLite ended the transaction itself (disk full, I/O error): nothing in this batch committed,
-        // and rerunning it would meet the same fault.
+        // SQLite ended the transaction itself (disk full, I/O error): nothing in this batch committed.
         let ended = db.isAutocommit
-        backend.noteFault(error, writer: &writer)
         db.rollbackIfNeeded()
+        backend.noteFault(error, writer: &writer)
+        // A storage fault (busy, read-only, disk full, I/O) is no job's own: rerunning the jobs in
+        // smaller transactions would only meet it again.
+        if ended || (error as? SQLiteError)?.isTransient == true { return .batch }
         if case StoreError.unavailable = error { return .batch }
-        return ended ? .batch : .statement
+        return .statement
     }
 
     func jobError(for error: any Error) -> any Error { GroupCommitWriter.mapped(error) }

@@ -9,12 +9,11 @@ import Testing
 
 @testable import PostgresStore
 
-/// A group-committed batch writes each user's rows once (the difference between the state loaded in
-/// its transaction and the state after the user's last event), the event ids and rollups in a few
-/// multi-row statements. What it stores must be what the same events store one at a time,
-/// in the pipelined batch and in the slow path that reruns a failed batch event by event.
-@Suite(.enabled(if: Backend.postgresURL != nil, "SHEETD_TEST_POSTGRES_URL is not set"))
-struct BatchedWriteTests {
+/// The group-commit engine on every backend: a batch writes each user's state once (the state after
+/// the user's last event, when it differs from the one loaded in its transaction), the event ids and
+/// rollups once. What it stores must be what the same events store one at a time, in the batch and
+/// in the reruns (halves, down to the event at fault) after a statement failed.
+@Suite struct BatchedWriteTests {
     /// What one scripted event does to its user's state (and the activity it emits).
     enum Operation: Sendable {
         case count(ContainerKey, ContainerCount?)
@@ -118,11 +117,14 @@ struct BatchedWriteTests {
 
     static func outcome(_ index: Int) -> [UInt8] { [UInt8(index & 0xff), UInt8(index >> 8)] }
 
-    @Test(arguments: [false, true])
-    func batchesStoreWhatEventsOneAtATimeStore(refusing: Bool) throws {
-        let database = try TestDatabase(.postgres)
+    @Test(arguments: Backend.available, [false, true])
+    func batchesStoreWhatEventsOneAtATimeStore(_ backend: Backend, refusing: Bool) throws {
+        let database = try TestDatabase(backend)
         defer { database.remove() }
-        let store = try PostgresSheetStore.open(url: database.location, readerConnections: 2, writerConnections: 1)
+        // One writer, so that the batches are what the commits count.
+        let store: any SheetStore =
+            backend == .postgres
+            ? try PostgresSheetStore.open(url: database.location, readerConnections: 2, writerConnections: 1) : try database.open()
         defer { store.close() }
         let events = Self.script(seed: refusing ? 7 : 3, count: 300, refusing: refusing)
 
