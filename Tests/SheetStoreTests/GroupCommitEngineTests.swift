@@ -131,15 +131,21 @@ import Testing
                 ("b", "e1", Self.add(1, outcome: 1)),
                 ("a", nil, Self.add(10, outcome: 2)),
                 ("b", nil, { _, _ in throw BodyFailed() }),
-                ("b", "e2", { state, _ in
-                    #expect(state.count(for: Self.key) == 1, "the earlier job's change")
-                    state.containers[Self.key]!.count *= 5
-                    return [3]
-                }),
-                ("b", "e1", { _, _ in
-                    Issue.record("a replayed event runs no body")
-                    return [9]
-                }),
+                (
+                    "b", "e2",
+                    { state, _ in
+                        #expect(state.count(for: Self.key) == 1, "the earlier job's change")
+                        state.containers[Self.key]!.count *= 5
+                        return [3]
+                    }
+                ),
+                (
+                    "b", "e1",
+                    { _, _ in
+                        Issue.record("a replayed event runs no body")
+                        return [9]
+                    }
+                ),
             ])
         #expect(try results[0].get() == EventResult(outcome: [1], replayed: false))
         #expect(try results[1].get() == EventResult(outcome: [2], replayed: false))
