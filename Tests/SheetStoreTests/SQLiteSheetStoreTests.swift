@@ -186,7 +186,7 @@ let sampleState = UserState(
     }
 
     /// A batch adds its activity to the per-sheet totals once per sheet, kind and method; an update
-    /// whose body throws (its savepoint rolled back) adds nothing. The totals (read without `since`)
+    /// whose body throws (its changes dropped) adds nothing. The totals (read without `since`)
     /// equal the count of the activity rows (read with it).
     @Test func batchTotalsCountOnlyCommittedActivity() throws {
         try withStore { store, _ throws in
