@@ -149,4 +149,35 @@ struct UserStateRowMigrationTests {
         #expect(after.state?.campaign.segments == wanted.campaign.segments + ["later"])
         #expect(try store.sampleUsers(from: nil, limit: 10).map(\.userId).sorted() == [Self.plain, Self.versionOnly, Self.rich].sorted())
     }
+
+    /// A write stores the codec's bytes of the new state (the bytes SQLite stores for it); emptying
+    /// the state keeps the row (and its version) with the empty state's bytes; an erase removes it.
+    @Test func rowsHoldTheCodecsBytes() throws {
+        let database = try TestDatabase(.postgres)
+        defer { database.remove() }
+        let store = try #require(try database.open() as? PostgresSheetStore)
+        defer { store.close() }
+        let db = try PostgresConnection(url: database.location)
+        defer { db.close() }
+        func row() throws -> (version: Int, state: [UInt8])? {
+            try db.query("SELECT version, state FROM user_states WHERE user_id = $1", [.text(Self.rich)]).first.map {
+                ($0.int(at: 0), $0.bytes(at: 1))
+            }
+        }
+        _ = try store.update(userId: Self.rich, eventId: nil) { state, _ in
+            state = Self.richState
+            return []
+        }
+        let written = try #require(try row())
+        #expect(written.state == UserStateCodec.encode(Self.richState))
+        _ = try store.update(userId: Self.rich, eventId: nil) { state, _ in
+            state = UserState()
+            return []
+        }
+        let emptied = try #require(try row())
+        #expect(emptied.state == UserStateCodec.encode(UserState()))
+        #expect(emptied.version > written.version)
+        try store.deleteUser(userId: Self.rich)
+        #expect(try row() == nil)
+    }
 }
