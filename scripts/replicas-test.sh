@@ -180,7 +180,7 @@ if pg_dump --format=custom --no-owner --file "$work/sheetd.dump" "$url" 2>"$work
     differ=0 compared=0
     get() { curl -fsS --max-time 5 -H "Authorization: Bearer $SHEETD_ADMIN_TOKEN" "$1$2" 2>&1; }
     paths=("/v1/sheets?limit=500" "/v1/settings")
-    for user in $(psql "$url" -Atc "SELECT user_id FROM user_versions ORDER BY user_id LIMIT 150"); do
+    for user in $(psql "$url" -Atc "SELECT user_id FROM user_states ORDER BY user_id LIMIT 150"); do
       paths+=("/v1/users/$user/state" "/v1/users/$user/decision?screen=home&tab=accounts&platform=ios")
     done
     for path in "${paths[@]}"; do

@@ -5,29 +5,21 @@ public import SheetStore
 
 /// What replicas sharing the database need: versions to check caches against, and notifications.
 ///
-/// Every user write (an event's transaction, an erase) bumps the user's `user_versions` row from one
-/// sequence; every catalog write bumps `catalog_version`. The same transaction sends one NOTIFY on the
+/// Every user write (an event's transaction, an erase) bumps the version in the user's `user_states`
+/// row from one sequence (an erase deletes the row: version 0); every catalog write bumps `catalog_version`. The same transaction sends one NOTIFY on the
 /// store's channel (one per group-committed batch, not one per event: a transaction that notified
 /// takes a global lock at commit, so fewer is better), delivered to every listener when it commits.
 extension PostgresSheetStore: SharedSheetStore {
-    /// The user's state rows (`PostgresUserStateSQL.loadSQL`) and one row (tag 9) with both versions.
-    /// One statement, so one snapshot: the state read is the state at that user version. (`$2`, a
-    /// version that gates the state off, is kept for callers that want one round trip in every case;
-    /// the store passes NULL: always load.)
+    /// The user's versions and state (NULL: no row), in one statement, so one snapshot: the state
+    /// read is the state at that user version (0 for a user without a row).
     static let versionedLoadSQL = """
-        WITH v AS MATERIALIZED (
-            SELECT coalesce((SELECT version FROM user_versions WHERE user_id = $1), 0) AS u,
-                   coalesce((SELECT version FROM catalog_version), 0) AS c)
-        SELECT 9, u::text, c::text, NULL::float8, NULL::text FROM v
-        UNION ALL
-        SELECT * FROM (\(PostgresUserStateSQL.loadSQL)) AS state
-        WHERE EXISTS (SELECT 1 FROM v WHERE $2::bigint IS NULL OR v.u <> $2::bigint)
+        SELECT coalesce(s.version, 0)::text, coalesce((SELECT version FROM catalog_version), 0)::text, s.state
+        FROM (SELECT $1::text AS id) AS u LEFT JOIN user_states s ON s.user_id = u.id
         """
 
-    /// Both versions alone: the cache-hit path (cheaper than `versionedLoadSQL` gated off, whose
-    /// four-branch plan costs even when it reads nothing).
+    /// Both versions alone: the cache-hit path.
     static let versionsSQL = """
-        SELECT coalesce((SELECT version FROM user_versions WHERE user_id = $1), 0)::text,
+        SELECT coalesce((SELECT version FROM user_states WHERE user_id = $1), 0)::text,
                coalesce((SELECT version FROM catalog_version), 0)::text
         """
 
@@ -40,24 +32,22 @@ extension PostgresSheetStore: SharedSheetStore {
                 let versions = SharedVersions(user: Int64(row.string(at: 0)) ?? 0, catalog: Int64(row.string(at: 1)) ?? 0)
                 if versions.user == unlessUserVersion { return (versions, nil) }
             }
-            let rows = try db.query(Self.versionedLoadSQL, [.text(userId), .null])
-            guard let header = rows.first(where: { $0.int(at: 0) == 9 }) else {
+            guard let row = try db.query(Self.versionedLoadSQL, [.text(userId)]).first else {
                 throw StoreError.failure("the version row is missing")
             }
-            let versions = SharedVersions(user: Int64(header.string(at: 1)) ?? 0, catalog: Int64(header.string(at: 2)) ?? 0)
-            return (versions, try PostgresUserStateSQL.decode(rows.lazy.filter { $0.int(at: 0) != 9 }))
+            let versions = SharedVersions(user: Int64(row.string(at: 0)) ?? 0, catalog: Int64(row.string(at: 1)) ?? 0)
+            return (versions, try PostgresUserStateSQL.state(row, at: 2))
         }
     }
 
-    /// The versions of the users in `$1` (tag 9, by user id, in any order; 0 for a user without a row)
-    /// and the catalog's, and the states of the users in `$2` (`PostgresUserStateSQL.loadManySQL`'s
-    /// rows), in one statement: one snapshot.
+    /// The versions of the users in `$1` (kind 0, by user id, in any order; 0 for a user without a
+    /// row) with the catalog's, and the states of the users in `$2` (kind 1), in one statement: one
+    /// snapshot.
     static let batchStatesSQL = """
-        SELECT u.id, 9, coalesce(v.version, 0)::text, coalesce((SELECT version FROM catalog_version), 0)::text,
-               NULL::float8, NULL::text
-        FROM unnest($1::text[]) AS u(id) LEFT JOIN user_versions v ON v.user_id = u.id
+        SELECT u.id, 0, coalesce(s.version, 0)::text, coalesce((SELECT version FROM catalog_version), 0)::text, NULL::bytea
+        FROM unnest($1::text[]) AS u(id) LEFT JOIN user_states s ON s.user_id = u.id
         UNION ALL
-        SELECT * FROM (\(PostgresUserStateSQL.loadManySQL.replacing("$1::text[]", with: "$2::text[]"))) AS state
+        SELECT s.user_id, 1, NULL::text, NULL::text, s.state FROM user_states s WHERE s.user_id = ANY($2::text[])
         """
 
     public func versions(
@@ -70,14 +60,18 @@ extension PostgresSheetStore: SharedSheetStore {
             let rows = try db.query(Self.batchStatesSQL, [.text(Self.arrayLiteral(userIds)), .text(Self.arrayLiteral(loading))])
             var versions: [String: Int64] = [:]
             var catalog: Int64?
-            for row in rows where row.int(at: 1) == 9 {
-                versions[row.string(at: 0)] = Int64(row.string(at: 2)) ?? 0
-                catalog = Int64(row.string(at: 3)) ?? 0
+            var states: [String: UserState] = [:]
+            for row in rows {
+                if row.int(at: 1) == 0 {
+                    versions[row.string(at: 0)] = Int64(row.string(at: 2)) ?? 0
+                    catalog = Int64(row.string(at: 3)) ?? 0
+                } else {
+                    states[row.string(at: 0)] = try PostgresUserStateSQL.state(row, at: 4)
+                }
             }
             guard let catalog, versions.count == Set(userIds).count else {
                 throw StoreError.failure("\(versions.count) versions for \(userIds.count) users")
             }
-            var states = try PostgresUserStateSQL.states(from: rows.lazy.filter { $0.int(at: 1) != 9 })
             for userId in loading where states[userId] == nil { states[userId] = UserState() }
             return (userIds.map { versions[$0] ?? 0 }, catalog, states)
         }

@@ -13,15 +13,15 @@ import Musl
 /// The SheetStore on PostgreSQL, for several stateless replicas sharing one database.
 ///
 /// Reads go through a pool of connections (`readerConnections`). Updates are group-committed by a
-/// few writer connections (`PostgresWriter`); a user's updates always go to the same writer, so
-/// they keep their order within a replica, and the `user_versions` row lock orders them across
-/// replicas. When the database is down every call fails with `StoreError.unavailable`; connections
+/// few writer connections, each with its `GroupCommitEngine` (`PostgresWriterBackend`); a user's
+/// updates always go to the same writer, so they keep their order within a replica, and the lock
+/// on the user's `user_states` row orders them across replicas. When the database is down every call fails with `StoreError.unavailable`; connections
 /// are made again on the next call, so the store recovers as soon as the database answers.
 public final class PostgresSheetStore: SheetStore {
     let url: String
     private let readers: PostgresPool
-    private let writers: [PostgresWriter]
-    private let statistics = SharedStatistics()
+    private let writers: [GroupCommitEngine<PostgresWriterBackend>]
+    private let statistics = WriteCounters()
     /// What the writers run with the catalog version of each batch (`checkCatalogVersionPerBatch`).
     private let catalogCheck = CatalogCheck()
     private let closed = Atomic<Bool>(false)
@@ -36,8 +36,10 @@ public final class PostgresSheetStore: SheetStore {
         self.notifier = notifier
         readers = PostgresPool(url: url, capacity: readerConnections)
         writers = (0..<max(1, writerConnections)).map { [statistics, catalogCheck] in
-            PostgresWriter(
-                url: url, index: $0, statistics: statistics, notifier: notifier, catalogCheck: catalogCheck, retention: retention)
+            GroupCommitEngine(
+                label: "sheetd.postgres.writer.\($0)",
+                backend: PostgresWriterBackend(url: url, connection: ConnectionBox(), notifier: notifier, catalogCheck: catalogCheck),
+                retention: retention, counters: statistics)
         }
     }
 
@@ -145,22 +147,16 @@ public final class PostgresSheetStore: SheetStore {
     public func update(
         userId: String, eventId: String?, _ body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     ) throws -> EventResult {
-        try withoutActuallyEscaping(body) { body in
-            let done = DispatchSemaphore(value: 0)
-            let job = PostgresWriteJob(userId: userId, eventId: eventId, body: body) { _ in done.signal() }
-            enqueue(job)
-            done.wait()
-            // The closure must not outlive this call: the writer dropped it before completing the job.
-            precondition(job.body == nil)
-            return try job.result!.get()
-        }
+        guard !closed.load(ordering: .acquiring) else { throw StoreError.unavailable("the store is closed") }
+        return try writer(for: userId).update(userId: userId, eventId: eventId, body)
     }
 
     public func submit(
         userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8],
         completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
     ) {
-        enqueue(PostgresWriteJob(userId: userId, eventId: eventId, body: body, completion: completion))
+        guard !closed.load(ordering: .acquiring) else { return completion(.failure(StoreError.unavailable("the store is closed"))) }
+        writer(for: userId).enqueue(GroupCommitJob(userId: userId, eventId: eventId, body: body, completion: completion))
     }
 
     /// See `SharedSheetStore.checkCatalogVersionPerBatch`.
@@ -168,12 +164,8 @@ public final class PostgresSheetStore: SheetStore {
         catalogCheck.set(check)
     }
 
-    private func enqueue(_ job: PostgresWriteJob) {
-        guard !closed.load(ordering: .acquiring) else {
-            job.finish(.failure(StoreError.unavailable("the store is closed")))
-            return
-        }
-        writers[Self.writerIndex(for: job.userId, count: writers.count)].enqueue(job)
+    private func writer(for userId: String) -> GroupCommitEngine<PostgresWriterBackend> {
+        writers[Self.writerIndex(for: userId, count: writers.count)]
     }
 
     /// FNV-1a of the user id: the same writer for a user for the life of the process.
@@ -189,18 +181,14 @@ public final class PostgresSheetStore: SheetStore {
         while try read({ db in try db.query(PostgresSQL.eraseSomeEvents, [.text(userId), .int(Int64(part))]).affectedRows }) >= part {}
         try read { db in
             try Self.transaction(db) {
-                // The version row first: it waits for a writer holding the user, and a replica that
+                // The row first: its lock waits for a writer holding the user, and a replica that
                 // cached this user sees the version change (the row is gone: version 0).
-                try db.query(PostgresWriter.lockSQL, [.text(userId)])
+                let rows = try db.query("DELETE FROM user_states WHERE user_id = $1 RETURNING state", [.text(userId)])
                 var rollups = RollupDeltas()
-                rollups.erase(try PostgresUserStateSQL.load(userId: userId, db))
-                if let statement = RowWrites.rollupsStatement(rollups) { try db.query(statement.sql, statement.parameters) }
-                for table in [
-                    "container_counts", "latches", "stack", "content_heights", "impressions", "impression_totals", "last_dismissals",
-                    "user_segments", "experiment_exposures", "experiment_pins", "processed_events", "user_versions",
-                ] {
-                    try db.query("DELETE FROM \(table) WHERE user_id = $1", [.text(userId)])
-                }
+                if let row = rows.first { rollups.erase(try PostgresUserStateSQL.state(row, at: 0)) }
+                if let statement = PostgresBatchSQL.rollupsStatement(rollups) { try db.query(statement.sql, statement.parameters) }
+                try db.query("DELETE FROM processed_events WHERE user_id = $1", [.text(userId)])
+                try db.query(ExperimentSQL.erase, [.text(userId)])
                 try notifier.notify(notifier.userPayloads([userId]), db)
             }
         }
@@ -270,38 +258,36 @@ public final class PostgresSheetStore: SheetStore {
 
     public func sampleUsers(from: String?, limit: Int) throws(StoreError) -> [(userId: String, state: UserState)] {
         guard limit > 0 else { return [] }
-        // Every stored user has a `user_versions` row (an erase removes it): its primary key's order
+        // Every stored user has a `user_states` row (an erase removes it): its primary key's order
         // (the column's collation; byte order on a C-collated database, as on SQLite) keeps both
-        // scans on the index. Then one statement reads their states.
+        // scans on the index.
         return try read { db in
             var from = from ?? ""
-            if from.isEmpty, let users = try db.scalar("SELECT count(*) FROM user_versions").flatMap({ Int64($0) }), users > 0 {
+            if from.isEmpty, let users = try db.scalar("SELECT count(*) FROM user_states").flatMap({ Int64($0) }), users > 0 {
                 from =
                     try db.scalar(
-                        "SELECT user_id FROM user_versions ORDER BY user_id OFFSET $1::bigint LIMIT 1", [.int(Int64.random(in: 0..<users))]) ?? ""
+                        "SELECT user_id FROM user_states ORDER BY user_id OFFSET $1::bigint LIMIT 1", [.int(Int64.random(in: 0..<users))]) ?? ""
             }
-            let ids = try db.query(
+            let rows = try db.query(
                 """
-                (SELECT user_id FROM user_versions WHERE user_id >= $1 ORDER BY user_id LIMIT $2::int)
+                (SELECT user_id, state FROM user_states WHERE user_id >= $1 ORDER BY user_id LIMIT $2::int)
                 UNION ALL
-                (SELECT user_id FROM user_versions WHERE user_id < $1 ORDER BY user_id LIMIT $2::int)
-                """, [.text(from), .int(Int64(limit))]
-            ).map { $0.string(at: 0) }
-            let chosen = Array(ids.prefix(limit))
-            guard !chosen.isEmpty else { return [] }
-            let states = try PostgresUserStateSQL.states(
-                from: try db.query(PostgresUserStateSQL.loadManySQL, [PostgresUserStateSQL.textArray(chosen)]))
-            return chosen.map { ($0, states[$0] ?? UserState()) }
+                (SELECT user_id, state FROM user_states WHERE user_id < $1 ORDER BY user_id LIMIT $2::int)
+                """, [.text(from), .int(Int64(limit))])
+            return try rows.prefix(limit).map { row in (row.string(at: 0), try PostgresUserStateSQL.state(row, at: 1)) }
         }
     }
 
-    public var writeStatistics: WriteStatistics { statistics.counters.withLock { $0 } }
+    public var writeStatistics: WriteStatistics { statistics.current }
 
     /// Lets the writers finish what is queued, then closes every connection. Idempotent.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         listener.withLock { $0 }?.stop()
-        for writer in writers { writer.close() }
+        for writer in writers {
+            writer.close()
+            writer.backend.connection.close()
+        }
         readers.close()
     }
 

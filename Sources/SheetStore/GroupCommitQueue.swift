@@ -10,8 +10,8 @@ import Musl
 /// The queue in front of a group-committing writer, the same for every backend: jobs queue up,
 /// the first job of an idle queue starts the writer's serial thread, which takes batches of at most
 /// `maxBatch` jobs (those queued meanwhile form the next batch) until the queue is empty. What a
-/// batch is (one transaction, savepoints, the commit) is the writer's `run`; what it returns (the
-/// completions) runs after the batch's jobs were released, while newer jobs queue up.
+/// batch is (one transaction, the commit) is the writer's `run` (`GroupCommitEngine`); what it
+/// returns (the completions) runs after the batch's jobs were released, while newer jobs queue up.
 public final class GroupCommitQueue<Job: Sendable>: @unchecked Sendable {
     // `@unchecked` for `run`, which is set once and called on the writer's thread alone.
 

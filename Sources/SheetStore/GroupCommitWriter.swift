@@ -10,22 +10,9 @@ import Glibc
 import Musl
 #endif
 
-/// One queued update. Immutable: the writer runs `body` once, inside the batch's transaction, and
-/// hands the result to `completion` after the batch committed (or failed).
-struct WriteJob: @unchecked Sendable {
-    // Invariant that makes `@unchecked Sendable` sound: `body` (not Sendable for `update`, which
-    // blocks until the completion ran) is called only by the writer thread, at most once, and the
-    // writer drops the job before calling `completion`.
-    let userId: String
-    let eventId: String?
-    let body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
-    let completion: @Sendable (Result<EventResult, any Error>) -> Void
-}
-
 /// The single writer connection, reopened after a fault.
 struct WriterConnection {
     var current: Connection?
-    var commitsSincePurge = 0
     /// WAL frames at which the writer next checkpoints itself (moved on when readers held it up).
     var nextBlockingCheckpointFrames = GroupCommitWriter.blockingCheckpointFrames
     /// Set by `close()`: the connection is never reopened.
@@ -53,14 +40,14 @@ struct WriterConnection {
     }
 }
 
-/// The write side of the SQLite store: a queue of update jobs, group-committed by one writer thread,
-/// plus the lock-held writer connection that catalog writes and erasures use directly.
+/// The write side of the SQLite store: the group-commit engine (`GroupCommitEngine`) over the single
+/// writer connection, plus that lock-held connection for catalog writes and erasures.
 ///
-/// Callers queue their updates; the writer runs everything queued in one `BEGIN IMMEDIATE`
-/// transaction, each update inside its own SAVEPOINT (a failing body rolls back only its own
-/// changes), commits once, and only then completes every update. Updates that arrive meanwhile form
-/// the next batch, so the busier the writer, the more one commit carries. After commits it applies
-/// the checkpoint policy (see `checkpointIfNeeded`) and purges expired event ids now and then.
+/// Callers queue their updates; the engine runs everything queued in one `BEGIN IMMEDIATE`
+/// transaction (`SQLiteBatchSession`), commits once, and only then completes every update. Updates
+/// that arrive meanwhile form the next batch, so the busier the writer, the more one commit carries.
+/// After commits the session applies the checkpoint policy (see `checkpointIfNeeded`); the engine
+/// prunes now and then.
 final class GroupCommitWriter: Sendable {
     /// WAL frames after which a background checkpoint is requested (SQLite's own default threshold).
     static let checkpointFrames = 1000
@@ -76,183 +63,36 @@ final class GroupCommitWriter: Sendable {
     /// Free space on the database's file system below which a store that hit SQLITE_FULL stays unready.
     static let minimumFreeBytes: UInt64 = 4 << 20
 
-    let path: String
-    let options: Connection.Options
-    let retention: StoreRetention
-    private let connection: Locked<WriterConnection>
-    /// Runs the batches on one thread, so there is one writer.
-    private let queue: GroupCommitQueue<WriteJob>
-    private let checkpointer: Checkpointer
-    private let readers: ReaderPool
-    private let statistics = Mutex(WriteStatistics(updates: 0, commits: 0, largestBatch: 0))
-    /// A write failed for a storage reason; `probe` writes for real until one succeeds again.
-    private let writeFault = Atomic<Bool>(false)
-    /// A write failed with SQLITE_FULL. Sticky until `probe` sees free space again: on a full disk some
-    /// writes still fit in pages SQLite already has (the probe among them), so success proves nothing.
-    private let diskFull = Atomic<Bool>(false)
+    let engine: GroupCommitEngine<SQLiteWriterBackend>
+    private var backend: SQLiteWriterBackend { engine.backend }
+    var retention: StoreRetention { engine.retention }
 
     /// `readers` hear of every transaction on the writer connection before anything it wrote is
     /// acknowledged (their kept snapshots depend on it), and give up idle snapshots before checkpoints.
     init(path: String, options: Connection.Options, connection: Connection, readers: ReaderPool, retention: StoreRetention) {
-        self.path = path
-        self.options = options
-        self.retention = retention
-        self.readers = readers
-        self.connection = Locked(WriterConnection(connection: connection))
-        self.checkpointer = Checkpointer(path: path, options: options, beforeEach: { readers.releaseIdleSnapshots() })
-        weak var weakSelf: GroupCommitWriter?
-        queue = GroupCommitQueue(label: "sheetd.store.writer") { batch in
-            let completions = weakSelf?.runBatch(batch) ?? []
-            return { for (completion, result) in completions { completion(result) } }
-        }
-        weakSelf = self
+        let counters = WriteCounters()
+        let backend = SQLiteWriterBackend(
+            path: path, options: options, connection: Locked(WriterConnection(connection: connection)), readers: readers,
+            checkpointer: Checkpointer(path: path, options: options, beforeEach: { readers.releaseIdleSnapshots() }),
+            faults: WriterFaults(), counters: counters)
+        engine = GroupCommitEngine(label: "sheetd.store.writer", backend: backend, retention: retention, counters: counters)
     }
 
     /// The writer connection's state under its lock (tests and start-up maintenance).
     func withLock<R, E: Error>(_ body: (inout WriterConnection) throws(E) -> R) throws(E) -> R {
-        defer { readers.writesEnded() }
-        return try connection.withLock(body)
+        defer { backend.readers.writesEnded() }
+        return try backend.connection.withLock(body)
     }
 
     /// Counters of the write path so far.
     var writeStatistics: WriteStatistics {
-        var s = statistics.withLock { $0 }
-        s.checkpoints = checkpointer.completed
+        var s = engine.counters.current
+        s.checkpoints = backend.checkpointer.completed
         return s
     }
 
-    // MARK: - Group commit
-
-    /// Queues a job (see `GroupCommitQueue`).
-    func enqueue(_ job: WriteJob) {
-        if !queue.enqueue(job) { job.completion(.failure(StoreError.unavailable("the store is closed"))) }
-    }
-
-    /// Runs one batch; returns each job's completion with its result, called by the queue outside
-    /// the writer lock once the jobs (and their bodies) are released: `update` relies on that.
-    private func runBatch(_ batch: [WriteJob]) -> [(@Sendable (Result<EventResult, any Error>) -> Void, Result<EventResult, any Error>)] {
-        let now = currentUnixTime()
-        let (committed, results) = connection.withLock { writer in
-            let (committed, results) = runBatch(batch, writer: &writer, now: now)
-            if committed {
-                checkpointIfNeeded(&writer)
-                writer.commitsSincePurge += 1
-                if writer.commitsSincePurge >= StoreRetention.pruneEveryCommits {
-                    writer.commitsSincePurge = 0
-                    try? writer.prune(now: now, retention: retention)
-                }
-            }
-            return (committed, results)
-        }
-        readers.writesEnded()  // before the completions acknowledge anything
-        if committed {
-            statistics.withLock { s in
-                s.updates += batch.count
-                s.commits += 1
-                s.largestBatch = max(s.largestBatch, batch.count)
-            }
-        }
-        return zip(batch.map(\.completion), results).map { ($0, $1) }
-    }
-
-    /// Runs `batch` in one transaction; returns whether it committed and each job's result, in order.
-    private func runBatch(
-        _ batch: [WriteJob], writer: inout WriterConnection, now: Int64
-    ) -> (Bool, [Result<EventResult, any Error>]) {
-        func failAll(_ error: any Error) -> (Bool, [Result<EventResult, any Error>]) {
-            noteFault(error, writer: &writer)
-            return (false, Array(repeating: .failure(Self.mapped(error)), count: batch.count))
-        }
-        if writer.closed {
-            return (false, Array(repeating: .failure(StoreError.unavailable("the store is closed")), count: batch.count))
-        }
-        let db: Connection
-        do {
-            db = try writer.connection(path: path, options: options)
-            try db.run("BEGIN IMMEDIATE")
-        } catch {
-            return failAll(error)
-        }
-        var results: [Result<EventResult, any Error>] = []
-        results.reserveCapacity(batch.count)
-        var rollups = RollupDeltas()
-        for job in batch {
-            do {
-                // One update alone needs no savepoint: a failure rolls the whole transaction back.
-                let applied =
-                    batch.count == 1
-                    ? try apply(job, db, now: now)
-                    : try db.savepoint("job") { try apply(job, db, now: now) }
-                // Counted only once its savepoint is released: a rolled-back update adds nothing.
-                if let change = applied.change { rollups.add(change.activity, from: change.old, to: change.new) }
-                results.append(.success(applied.result))
-            } catch {
-                if db.isAutocommit {
-                    // SQLite ended the transaction itself (disk full, I/O error): nothing in this batch committed.
-                    return failAll(error)
-                }
-                results.append(.failure(error is SQLiteError ? Self.mapped(error) : error))
-                if batch.count == 1 {
-                    // Without a savepoint the single update's partial writes are undone by rollback.
-                    db.rollbackIfNeeded()
-                    if error is SQLiteError { noteFault(error, writer: &writer) }
-                    return (false, results)
-                }
-            }
-        }
-        do {
-            try UserStateSQL.add(rollups, db)
-            try db.run("COMMIT")
-        } catch {
-            db.rollbackIfNeeded()
-            return failAll(error)
-        }
-        writeFault.store(false, ordering: .releasing)
-        return (true, results)
-    }
-
-    /// One update inside the open transaction: replay, or load, run the body, write the difference,
-    /// record the event (keeping the user's latest `eventIdsPerUser`). Returns what the batch's
-    /// rollups need (nothing for a replay).
-    private func apply(
-        _ job: WriteJob, _ db: Connection, now: Int64
-    ) throws -> (result: EventResult, change: (activity: [SheetActivity], old: UserState, new: UserState)?) {
-        if let eventId = job.eventId,
-            case .blob(let outcome)? = try db.scalar(ProcessedEventSQL.replay, [.text(job.userId), .text(eventId)])
-        {
-            return (EventResult(outcome: outcome, replayed: true), nil)
-        }
-        let old = try UserStateSQL.load(userId: job.userId, db)
-        var new = old
-        var activity: [SheetActivity] = []
-        let outcome = try job.body(&new, &activity)
-        try UserStateSQL.writeChanges(userId: job.userId, from: old, to: new, db)
-        try UserStateSQL.writeExperimentFacts(userId: job.userId, activity, db)
-        if let eventId = job.eventId {
-            try UserStateSQL.recordEvent(userId: job.userId, eventId: eventId, outcome: outcome, now: now, keep: retention.eventIdsPerUser, db)
-        }
-        return (EventResult(outcome: outcome, replayed: false), (activity, old, new))
-    }
-
-    // MARK: - Checkpoint policy
-
-    /// After a commit: a background checkpoint past `checkpointFrames`; the writer's own RESTART
-    /// checkpoint past `blockingCheckpointFrames` (see there).
-    private func checkpointIfNeeded(_ writer: inout WriterConnection) {
-        guard let db = writer.current else { return }
-        let frames = db.walFrames
-        if frames >= writer.nextBlockingCheckpointFrames {
-            // A background checkpoint still running holds the checkpoint lock: let it finish (the
-            // next commit comes back here), and ask for no new one meanwhile.
-            guard checkpointer.isIdle else { return }
-            readers.releaseIdleSnapshots()
-            let restarted = (try? db.checkpoint(.restart, busyTimeoutMilliseconds: Self.blockingCheckpointWaitMilliseconds)) != nil
-            writer.nextBlockingCheckpointFrames = restarted ? Self.blockingCheckpointFrames : frames + Self.blockingCheckpointFrames
-            if restarted { statistics.withLock { $0.walRestarts += 1 } }
-        } else if frames >= Self.checkpointFrames {
-            checkpointer.request()
-        }
-    }
+    /// Queues a job (see `GroupCommitEngine`).
+    func enqueue(_ job: GroupCommitJob) { engine.enqueue(job) }
 
     // MARK: - Direct writes, faults
 
@@ -260,16 +100,17 @@ final class GroupCommitWriter: Sendable {
     /// the group-commit queue; a storage error is noted as a fault.
     @discardableResult
     func write<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
-        defer { readers.writesEnded() }  // before the caller acknowledges anything
-        return try connection.withLock { writer throws(StoreError) -> T in
+        let backend = self.backend
+        defer { backend.readers.writesEnded() }  // before the caller acknowledges anything
+        return try backend.connection.withLock { writer throws(StoreError) -> T in
             if writer.closed { throw .unavailable("the store is closed") }
             do {
-                let db = try writer.connection(path: path, options: options)
+                let db = try writer.connection(path: backend.path, options: backend.options)
                 let result = try body(db)
-                writeFault.store(false, ordering: .releasing)
+                backend.faults.writeFault.store(false, ordering: .releasing)
                 return result
             } catch {
-                noteFault(error, writer: &writer)
+                backend.noteFault(error, writer: &writer)
                 throw Self.storeError(error)
             }
         }
@@ -278,16 +119,17 @@ final class GroupCommitWriter: Sendable {
     /// Readiness of the write side: after a storage fault (when a write failed) it probes the writer
     /// with a real commit, so readiness clears by itself once the fault does.
     func probe() throws(StoreError) {
+        let faults = backend.faults
         // A writer that fell back to read-only (the file was not writable when it opened) cannot write.
-        if connection.withLock({ $0.current?.isReadOnly == true }) { writeFault.store(true, ordering: .releasing) }
-        if diskFull.load(ordering: .acquiring) {
-            let free = freeBytes(onFileSystemOf: path)
+        if backend.connection.withLock({ $0.current?.isReadOnly == true }) { faults.writeFault.store(true, ordering: .releasing) }
+        if faults.diskFull.load(ordering: .acquiring) {
+            let free = freeBytes(onFileSystemOf: backend.path)
             guard free >= Self.minimumFreeBytes else {
                 throw .unavailable("the disk is full (\(free) bytes free, \(Self.minimumFreeBytes) needed to resume)")
             }
-            diskFull.store(false, ordering: .releasing)
+            faults.diskFull.store(false, ordering: .releasing)
         }
-        if writeFault.load(ordering: .acquiring) {
+        if faults.writeFault.load(ordering: .acquiring) {
             try write { db in
                 // A committed no-op update writes a WAL frame: it fails while the file is read-only or
                 // the disk is full.
@@ -297,24 +139,7 @@ final class GroupCommitWriter: Sendable {
                     )
                 }
             }
-            writeFault.store(false, ordering: .releasing)
-        }
-    }
-
-    /// After a storage error: no transaction may stay open, and a connection that may be stuck in the
-    /// fault (opened read-only, I/O error) is dropped so the next write reopens the file.
-    private func noteFault(_ error: any Error, writer: inout WriterConnection) {
-        guard let error = error as? SQLiteError, error.isTransient else { return }
-        writeFault.store(true, ordering: .releasing)
-        if error.code == .full { diskFull.store(true, ordering: .releasing) }
-        if let db = writer.current {
-            db.rollbackIfNeeded()
-            switch error.code {
-            case .busy, .locked: if db.isAutocommit { return }
-            default: break
-            }
-            db.close()
-            writer.current = nil
+            faults.writeFault.store(false, ordering: .releasing)
         }
     }
 
@@ -323,13 +148,13 @@ final class GroupCommitWriter: Sendable {
     /// Refuses new jobs, lets the writer finish what is queued, then stops the checkpointer. The
     /// connection stays open for `closeConnection` (the last connection to close removes the WAL files).
     func stopAccepting() {
-        queue.close()
-        checkpointer.close()
+        engine.close()
+        backend.checkpointer.close()
     }
 
     /// Checkpoints the WAL (TRUNCATE) and closes the writer connection for good.
     func closeConnection() {
-        connection.withLock { writer in
+        backend.connection.withLock { writer in
             if let db = writer.current {
                 db.rollbackIfNeeded()
                 _ = try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -353,5 +178,151 @@ final class GroupCommitWriter: Sendable {
         case let error as SQLiteError: StoreError(error)
         default: error
         }
+    }
+}
+
+/// The writer's storage faults, read by readiness (`probe`).
+final class WriterFaults: Sendable {
+    /// A write failed for a storage reason; `probe` writes for real until one succeeds again.
+    let writeFault = Atomic<Bool>(false)
+    /// A write failed with SQLITE_FULL. Sticky until `probe` sees free space again: on a full disk some
+    /// writes still fit in pages SQLite already has (the probe among them), so success proves nothing.
+    let diskFull = Atomic<Bool>(false)
+}
+
+/// SQLite's side of the group-commit engine: the writer connection under its lock, lent for a batch.
+struct SQLiteWriterBackend: GroupCommitBackend {
+    let path: String
+    let options: Connection.Options
+    let connection: Locked<WriterConnection>
+    let readers: ReaderPool
+    let checkpointer: Checkpointer
+    let faults: WriterFaults
+    let counters: WriteCounters
+
+    /// The batch runs under the writer lock; the readers hear of its transactions before the engine
+    /// completes (acknowledges) anything.
+    func withSession<R, E: Error>(_ body: (inout SQLiteBatchSession) throws(E) -> R) throws(E) -> R {
+        defer { readers.writesEnded() }
+        return try connection.withLock { writer throws(E) -> R in
+            var session = SQLiteBatchSession(backend: self, writer: writer)
+            defer { writer = session.writer }
+            return try body(&session)
+        }
+    }
+
+    /// After a storage error: no transaction may stay open, and a connection that may be stuck in the
+    /// fault (opened read-only, I/O error) is dropped so the next write reopens the file.
+    func noteFault(_ error: any Error, writer: inout WriterConnection) {
+        guard let error = error as? SQLiteError, error.isTransient else { return }
+        faults.writeFault.store(true, ordering: .releasing)
+        if error.code == .full { faults.diskFull.store(true, ordering: .releasing) }
+        if let db = writer.current {
+            db.rollbackIfNeeded()
+            switch error.code {
+            case .busy, .locked: if db.isAutocommit { return }
+            default: break
+            }
+            db.close()
+            writer.current = nil
+        }
+    }
+
+    /// After a commit: a background checkpoint past `checkpointFrames`; the writer's own RESTART
+    /// checkpoint past `blockingCheckpointFrames` (see there).
+    func checkpointIfNeeded(_ writer: inout WriterConnection) {
+        guard let db = writer.current else { return }
+        let frames = db.walFrames
+        if frames >= writer.nextBlockingCheckpointFrames {
+            // A background checkpoint still running holds the checkpoint lock: let it finish (the
+            // next commit comes back here), and ask for no new one meanwhile.
+            guard checkpointer.isIdle else { return }
+            readers.releaseIdleSnapshots()
+            let restarted =
+                (try? db.checkpoint(.restart, busyTimeoutMilliseconds: GroupCommitWriter.blockingCheckpointWaitMilliseconds)) != nil
+            writer.nextBlockingCheckpointFrames =
+                restarted ? GroupCommitWriter.blockingCheckpointFrames : frames + GroupCommitWriter.blockingCheckpointFrames
+            if restarted { counters.walRestarted() }
+        } else if frames >= GroupCommitWriter.checkpointFrames {
+            checkpointer.request()
+        }
+    }
+}
+
+/// SQLite's dialect of a batch: `BEGIN IMMEDIATE` (the single writer needs no row locks), one key
+/// lookup per user and per event id, the changed rows, `COMMIT`. All in process, so cheap.
+struct SQLiteBatchSession: GroupCommitSession {
+    let backend: SQLiteWriterBackend
+    var writer: WriterConnection
+    /// The connection of the open transaction.
+    private var db: Connection?
+
+    init(backend: SQLiteWriterBackend, writer: WriterConnection) {
+        self.backend = backend
+        self.writer = writer
+    }
+
+    mutating func begin(users: [String], events: [EventKey]) throws -> BatchReads {
+        if writer.closed { throw StoreError.unavailable("the store is closed") }
+        db = nil
+        let db = try writer.connection(path: backend.path, options: backend.options)
+        self.db = db
+        try db.run("BEGIN IMMEDIATE")
+        var reads = BatchReads()
+        for user in users {
+            let state = try UserStateSQL.load(userId: user, db)
+            if state != UserState() { reads.states[user] = state }
+        }
+        if !events.isEmpty {
+            let replay = try db.cachedStatement(ProcessedEventSQL.replay)
+            for event in events {
+                defer { replay.reset() }
+                try replay.bind(event.userId, at: 1)
+                try replay.bind(event.eventId, at: 2)
+                if try replay.step() { reads.processed[event] = replay.blob(at: 0) }
+            }
+        }
+        return reads
+    }
+
+    mutating func commit(_ writes: BatchWrites) throws {
+        guard let db else { throw StoreError.failure("no open transaction") }
+        for change in writes.states { try UserStateSQL.writeChanges(userId: change.userId, from: change.old, to: change.new, db) }
+        for event in writes.events {
+            try UserStateSQL.recordEvent(
+                userId: event.userId, eventId: event.eventId, outcome: event.outcome, now: writes.now, keep: writes.eventIdsPerUser, db)
+        }
+        try UserStateSQL.writeExperimentFacts(writes.experimentFacts, db)
+        try UserStateSQL.add(writes.rollups, db)
+        try db.run("COMMIT")
+    }
+
+    mutating func abandon(after error: any Error) -> BatchFailure {
+        defer { db = nil }
+        guard let db else {
+            backend.noteFault(error, writer: &writer)
+            return .batch
+        }
+        // SQLite ended the transaction itself (disk full, I/O error): nothing in this batch committed.
+        let ended = db.isAutocommit
+        db.rollbackIfNeeded()
+        backend.noteFault(error, writer: &writer)
+        // A storage fault (busy, read-only, disk full, I/O) is no job's own: rerunning the jobs in
+        // smaller transactions would only meet it again.
+        if ended || (error as? SQLiteError)?.isTransient == true { return .batch }
+        if case StoreError.unavailable = error { return .batch }
+        return .statement
+    }
+
+    func jobError(for error: any Error) -> any Error { GroupCommitWriter.mapped(error) }
+
+    mutating func committed() {
+        db = nil
+        backend.faults.writeFault.store(false, ordering: .releasing)
+        backend.checkpointIfNeeded(&writer)
+    }
+
+    mutating func prune(now: Int64, retention: StoreRetention) throws {
+        try writer.prune(now: now, retention: retention)
     }
 }

@@ -25,8 +25,8 @@ public enum SynchronousMode: String, Sendable, CaseIterable {
 }
 
 /// The embedded SheetStore: one SQLite file in WAL mode. A façade over two pieces:
-/// - `GroupCommitWriter`: the single writer connection and its queue; updates are group-committed
-///   (one transaction per batch, one savepoint per update, completed only after the commit);
+/// - `GroupCommitWriter`: the single writer connection and the group-commit engine over it (one
+///   transaction per batch, completed only after the commit; see `GroupCommitEngine`);
 /// - `ReaderPool`: one read-only connection per thread, never waiting for writes.
 /// Each user's state is one row (`UserStateSQL`), read in one lookup.
 public final class SQLiteSheetStore: SheetStore {
@@ -147,25 +147,14 @@ public final class SQLiteSheetStore: SheetStore {
     public func update(
         userId: String, eventId: String?, _ body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     ) throws -> EventResult {
-        try withoutActuallyEscaping(body) { body in
-            let done = DispatchSemaphore(value: 0)
-            let outcome = ResultBox()
-            // The writer drops the job, and with it `body`, before it calls the completion.
-            writer.enqueue(
-                WriteJob(userId: userId, eventId: eventId, body: body) { result in
-                    outcome.value.withLock { $0 = result }
-                    done.signal()
-                })
-            done.wait()
-            return try outcome.value.withLock { $0! }.get()
-        }
+        try writer.engine.update(userId: userId, eventId: eventId, body)
     }
 
     public func submit(
         userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8],
         completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
     ) {
-        writer.enqueue(WriteJob(userId: userId, eventId: eventId, body: body, completion: completion))
+        writer.enqueue(GroupCommitJob(userId: userId, eventId: eventId, body: body, completion: completion))
     }
 
     public func deleteUser(userId: String) throws(StoreError) {
@@ -241,8 +230,7 @@ public final class SQLiteSheetStore: SheetStore {
 
     /// One prune step of the retention (see `StoreRetention`), as the writer runs every few hundred commits.
     func prune(now: Int64) throws {
-        let retention = writer.retention
-        try writer.withLock { connection throws in try connection.prune(now: now, retention: retention) }
+        try writer.engine.prune(now: now)
     }
 
     // MARK: - Operations
@@ -309,9 +297,4 @@ public final class SQLiteSheetStore: SheetStore {
         guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
         return try writer.write(body)
     }
-}
-
-/// Where a blocking `update` receives its job's result.
-private final class ResultBox: Sendable {
-    let value = Mutex<Result<EventResult, any Error>?>(nil)
 }

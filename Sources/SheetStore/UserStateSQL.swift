@@ -34,10 +34,9 @@ enum UserStateSQL {
         try statement.run()
     }
 
-    /// The experiment facts among an update's records (see `ExperimentSQL`), in the same transaction.
-    static func writeExperimentFacts(userId: String, _ activity: [SheetActivity], _ db: Connection) throws {
-        guard activity.contains(where: \.isExperimentFact) else { return }
-        for write in ExperimentSQL.writes(userId: userId, activity: activity) {
+    /// A batch's experiment facts (see `ExperimentSQL`), in the same transaction.
+    static func writeExperimentFacts(_ writes: [ExperimentSQL.Write], _ db: Connection) throws {
+        for write in writes {
             let statement = try db.cachedStatement(ExperimentSQL.sqlite(write.sql))
             defer { statement.reset() }
             for (index, argument) in write.arguments.enumerated() {

@@ -79,7 +79,7 @@ struct PostgresStoreTests {
     }
 
     /// A batch is pipelined (two round trips); when one of its statements fails in the database
-    /// (here a container id longer than the schema allows, which the service would have refused),
+    /// (here a user id longer than the schema allows, which the service would have refused),
     /// the batch runs again one update at a time: only that update fails, the others commit.
     @Test func aStatementFailingInABatchFailsOnlyItsUpdate() throws {
         let database = try TestDatabase(.postgres)
@@ -91,11 +91,11 @@ struct PostgresStoreTests {
         let before = store.writeStatistics.commits
         for i in 0..<40 {
             done.enter()
-            let container = i == 17 ? String(repeating: "x", count: 200) : "c"
+            let user = i == 17 ? String(repeating: "x", count: 200) : "u\(i % 5)"
             store.submit(
-                userId: "u\(i % 5)", eventId: "e\(i)",
+                userId: user, eventId: "e\(i)",
                 { state in
-                    state.containers[ContainerKey(containerId: container), default: ContainerCount(count: 0)].count += 1
+                    state.containers[ContainerKey(containerId: "c"), default: ContainerCount(count: 0)].count += 1
                     return [UInt8(i)]
                 }
             ) { result in
@@ -149,20 +149,6 @@ struct PostgresStoreTests {
         #expect(seen.count == 7)
         for text in seen { #expect(!text.contains(password), "password in: \(text)") }
         #expect(seen[0].contains("127.0.0.1"), "the error still says where: \(seen[0])")
-    }
-
-    /// Expired event ids are purged; younger ones are kept.
-    @Test func expiredEventIdsArePurged() throws {
-        let database = try TestDatabase(.postgres)
-        defer { database.remove() }
-        let store = try PostgresSheetStore.open(url: database.location, readerConnections: 2)
-        defer { store.close() }
-        _ = try store.update(userId: "u1", eventId: "old") { _ in [1] }
-        let now = Int64(Date().timeIntervalSince1970)
-        try store.prune(now: now + 6 * 86_400)
-        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed, "kept for the window (7 days)")
-        try store.prune(now: now + 8 * 86_400)
-        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed == false)
     }
 
     /// Every connection of the store killed by the server: the calls in flight fail with

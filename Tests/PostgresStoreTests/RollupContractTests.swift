@@ -139,6 +139,20 @@ import Testing
         #expect(try store.sheetStats(sheetId: "s", since: Self.h(650)) == SheetStats(impressions: 1, uniqueUsers: 1, countedFrom: Self.h(650)))
     }
 
+    /// Event ids older than the retention's window are purged by a prune step; younger ones are kept.
+    @Test(arguments: Backend.available) func expiredEventIdsArePurged(_ backend: Backend) throws {
+        let database = try TestDatabase(backend)
+        defer { database.remove() }
+        let store = try database.open()
+        defer { store.close() }
+        _ = try store.update(userId: "u1", eventId: "old") { _ in [1] }
+        let now = Int64(Date().timeIntervalSince1970)
+        try database.prune(store, now: now + 6 * 86_400)
+        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed, "kept for the window (7 days)")
+        try database.prune(store, now: now + 8 * 86_400)
+        #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed == false)
+    }
+
     /// A user keeps only their latest `eventIdsPerUser` event ids: older ones apply again.
     @Test(arguments: Backend.available) func eventIdsAreCappedPerUser(_ backend: Backend) throws {
         let database = try TestDatabase(backend)

@@ -35,26 +35,6 @@ let sampleState = UserState(
     ])
 
 @Suite struct UserStateTests {
-    /// A user never seen reads as the empty state.
-    @Test func unknownUserIsEmpty() throws {
-        try withStore { store, _ throws in
-            #expect(try store.userState(userId: "nobody") == UserState())
-        }
-    }
-
-    /// Containers with filters, latches, stack order and heights survive a write and a read.
-    @Test func stateRoundTrips() throws {
-        try withStore { store, _ throws in
-            let result = try store.update(userId: "u1", eventId: nil) { state in
-                state = sampleState
-                return Array("ok".utf8)
-            }
-            #expect(result == EventResult(outcome: Array("ok".utf8), replayed: false))
-            #expect(try store.userState(userId: "u1") == sampleState)
-            #expect(try store.userState(userId: "u2") == UserState(), "other users are untouched")
-        }
-    }
-
     /// The stored row is the new state, removals included; an empty state leaves no row.
     @Test func updateWritesTheDifference() throws {
         try withStore { store, dir throws in
@@ -91,101 +71,10 @@ let sampleState = UserState(
         }
     }
 
-    /// An event id already processed is answered with its first outcome; the body is not called.
-    @Test func eventIdReplaysTheFirstOutcome() throws {
-        try withStore { store, _ throws in
-            let first = try store.update(userId: "u1", eventId: "e1") { state in
-                state.latches["s"] = 1
-                return [1, 2, 3]
-            }
-            #expect(first == EventResult(outcome: [1, 2, 3], replayed: false))
-            let second = try store.update(userId: "u1", eventId: "e1") { state in
-                Issue.record("the body of a replayed event must not run")
-                state.latches["s"] = 99
-                return [9]
-            }
-            #expect(second == EventResult(outcome: [1, 2, 3], replayed: true))
-            #expect(try store.userState(userId: "u1").latches == ["s": 1])
-            // Event ids are per user.
-            let other = try store.update(userId: "u2", eventId: "e1") { _ in [7] }
-            #expect(other == EventResult(outcome: [7], replayed: false))
-            // An empty outcome is remembered as such.
-            _ = try store.update(userId: "u1", eventId: "empty") { _ in [] }
-            #expect(try store.update(userId: "u1", eventId: "empty") { _ in [1] } == EventResult(outcome: [], replayed: true))
-        }
-    }
-
-    /// A throwing body changes nothing and records no event; its error comes back unchanged.
-    @Test func throwingBodyChangesNothing() throws {
-        try withStore { store, _ throws in
-            _ = try store.update(userId: "u1", eventId: nil) { state in
-                state = sampleState; return []
-            }
-            #expect(throws: BodyFailed()) {
-                try store.update(userId: "u1", eventId: "e1") { state in
-                    state = UserState(latches: ["x": 1])
-                    throw BodyFailed()
-                }
-            }
-            #expect(try store.userState(userId: "u1") == sampleState)
-            let retry = try store.update(userId: "u1", eventId: "e1") { _ in [5] }
-            #expect(retry.replayed == false, "the failed attempt did not record the event")
-        }
-    }
-
-    /// Erasing a user removes every row of theirs, processed events included, and nobody else's.
-    @Test func deleteUserErasesEverything() throws {
-        try withStore { store, dir throws in
-            _ = try store.update(userId: "u1", eventId: "e1") { state in
-                state = sampleState; return [1]
-            }
-            _ = try store.update(userId: "u2", eventId: "e1") { state in
-                state = sampleState; return [2]
-            }
-            try store.deleteUser(userId: "u1")
-            try store.deleteUser(userId: "never-seen")
-            #expect(try store.userState(userId: "u1") == UserState())
-            #expect(try store.userState(userId: "u2") == sampleState)
-            #expect(try store.update(userId: "u1", eventId: "e1") { _ in [3] }.replayed == false)
-            #expect(try store.update(userId: "u2", eventId: "e1") { _ in [3] }.replayed == true)
-        }
-    }
-
-    /// Event ids older than the retention are purged; younger ones are kept.
-    @Test func expiredEventIdsArePurged() throws {
-        try withStore { store, _ throws in
-            _ = try store.update(userId: "u1", eventId: "old") { _ in [1] }
-            let now = currentUnixTime()
-            try store.prune(now: now + 6 * 86_400)
-            #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed, "kept for the window (7 days)")
-            try store.prune(now: now + 8 * 86_400)
-            #expect(try store.update(userId: "u1", eventId: "old") { _ in [2] }.replayed == false)
-        }
-    }
 }
 
 @Suite struct ConcurrencyTests {
     static let key = ContainerKey(containerId: "c")
-
-    /// Many threads incrementing one user's count through update bodies lose nothing.
-    @Test func concurrentUpdatesLoseNothing() throws {
-        try withStore { store, _ throws in
-            let threads = 8, perThread = 200
-            runOnThreads(threads) { t in
-                for i in 0..<perThread {
-                    _ = try! store.update(userId: "u1", eventId: i % 2 == 0 ? "t\(t)-\(i)" : nil) { state in
-                        state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
-                        return []
-                    }
-                }
-            }
-            #expect(try store.userState(userId: "u1").count(for: Self.key) == threads * perThread)
-            let stats = store.writeStatistics
-            #expect(stats.updates == threads * perThread)
-            #expect(stats.commits <= stats.updates)
-            print("group commit: \(stats.updates) updates in \(stats.commits) commits, largest batch \(stats.largestBatch)")
-        }
-    }
 
     /// With synchronous=FULL each commit waits for fsync, so concurrent callers queue up and share
     /// commits: fewer transactions than updates, and every update still lands.
@@ -290,14 +179,14 @@ let sampleState = UserState(
             let stats = store.writeStatistics
             #expect(stats.updates - before.updates == total + 1)
             // The held transaction, then the queued updates in batches of at most `maxBatch`.
-            let batches = (total + GroupCommitQueue<WriteJob>.maxBatch - 1) / GroupCommitQueue<WriteJob>.maxBatch
+            let batches = (total + GroupCommitQueue<GroupCommitJob>.maxBatch - 1) / GroupCommitQueue<GroupCommitJob>.maxBatch
             #expect(stats.commits - before.commits == 1 + batches)
-            #expect(stats.largestBatch == GroupCommitQueue<WriteJob>.maxBatch)
+            #expect(stats.largestBatch == GroupCommitQueue<GroupCommitJob>.maxBatch)
         }
     }
 
     /// A batch adds its activity to the per-sheet totals once per sheet, kind and method; an update
-    /// whose body throws (its savepoint rolled back) adds nothing. The totals (read without `since`)
+    /// whose body throws (its changes dropped) adds nothing. The totals (read without `since`)
     /// equal the count of the activity rows (read with it).
     @Test func batchTotalsCountOnlyCommittedActivity() throws {
         try withStore { store, _ throws in
@@ -532,71 +421,6 @@ let sampleState = UserState(
         first.close()
     }
 
-    /// In a shared batch a failing body rolls back only its own update.
-    @Test func failingBodiesDoNotAffectOthers() throws {
-        try withStore { store, _ throws in
-            let failures = ConcurrentCounter()
-            runOnThreads(8) { t in
-                for i in 0..<100 {
-                    do {
-                        _ = try store.update(userId: "u1", eventId: "t\(t)-\(i)") { state in
-                            state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
-                            if i % 5 == 0 { throw BodyFailed() }
-                            return []
-                        }
-                    } catch is BodyFailed {
-                        failures.add()
-                    } catch {
-                        Issue.record("unexpected \(error)")
-                    }
-                }
-            }
-            #expect(failures.value == 8 * 20)
-            #expect(try store.userState(userId: "u1").count(for: Self.key) == 8 * 80)
-        }
-    }
-
-    /// The same event id sent 50 times at once is applied exactly once; all get the same outcome.
-    @Test func sameEventIdConcurrentlyAppliesOnce() throws {
-        try withStore { store, _ throws in
-            let calls = ConcurrentCounter()
-            let replays = ConcurrentCounter()
-            runOnThreads(50) { _ in
-                let result = try! store.update(userId: "u1", eventId: "once") { state in
-                    calls.add()
-                    state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
-                    return [42]
-                }
-                #expect(result.outcome == [42])
-                if result.replayed { replays.add() }
-            }
-            #expect(calls.value == 1)
-            #expect(replays.value == 49)
-            #expect(try store.userState(userId: "u1").count(for: Self.key) == 1)
-        }
-    }
-
-    /// Readers on many threads see consistent states while a writer runs.
-    @Test func readsRunAlongsideWrites() throws {
-        try withStore { store, _ throws in
-            runOnThreads(4) { t in
-                for i in 0..<100 {
-                    if t == 0 {
-                        _ = try! store.update(userId: "u1", eventId: nil) { state in
-                            state.containers[Self.key, default: ContainerCount(count: 0)].count += 1
-                            state.latches["l"] = state.count(for: Self.key)
-                            return []
-                        }
-                    } else {
-                        let state = try! store.userState(userId: "u1")
-                        #expect(state.latches["l"] == (i == -1 ? nil : state.latches["l"]))
-                        #expect(state.latches["l"] ?? 0 == state.count(for: Self.key), "one snapshot per read")
-                    }
-                }
-            }
-            #expect(try store.userState(userId: "u1").count(for: Self.key) == 100)
-        }
-    }
 }
 
 /// Runs `body(i)` for i in 0..<count, each on its own OS thread (as the HTTP workers are), and waits.
@@ -625,39 +449,6 @@ final class Observer: @unchecked Sendable {  // invariant: db only touched under
             let state = try? UserStateCodec.decode(row)
         else { return nil }
         return state.containers[ConcurrencyTests.key]?.count
-    }
-}
-
-@Suite struct CatalogTests {
-    /// Sheets are created, replaced, listed by id and deleted.
-    @Test func catalogCRUD() throws {
-        try withStore { store, _ throws in
-            #expect(try store.catalog() == [])
-            #expect(try store.putSheet(StoredSheet(id: "b", json: #"{"id":"b"}"#)) == true)
-            #expect(try store.putSheet(StoredSheet(id: "b", json: #"{"id":"b","v":2}"#)) == false)
-            try store.putSheets([StoredSheet(id: "a", json: #"{"id":"a"}"#), StoredSheet(id: "c", json: #"{"id":"c"}"#)])
-            #expect(try store.catalog().map(\.id) == ["a", "b", "c"])
-            #expect(try store.catalog()[1].json == #"{"id":"b","v":2}"#)
-            #expect(try store.deleteSheet(id: "b") == true)
-            #expect(try store.deleteSheet(id: "b") == false)
-            #expect(try store.catalog().map(\.id) == ["a", "c"])
-        }
-    }
-
-    /// A bad row is a failure naming the SQL, and a failed batch writes nothing.
-    @Test func invalidDefinitionsFail() throws {
-        try withStore { store, _ throws in
-            let error = try #require(
-                #expect(throws: StoreError.self) {
-                    _ = try store.putSheet(StoredSheet(id: "x", json: "not json"))
-                })
-            guard case .failure(let message) = error else { Issue.record("expected .failure, got \(error)"); return }
-            #expect(message.contains("INSERT INTO sheets"))
-            #expect(throws: StoreError.self) {
-                try store.putSheets([StoredSheet(id: "ok", json: "{}"), StoredSheet(id: "", json: "{}")])
-            }
-            #expect(try store.catalog() == [])
-        }
     }
 }
 
