@@ -88,13 +88,13 @@ kill -TERM $pid; wait $pid || true
 "$PSQL" -q -v ON_ERROR_STOP=1 "$PGURL" > /dev/null <<SQL
 BEGIN;
 CREATE TEMP TABLE n AS SELECT i, 'u' || lpad(i::text, 7, '0') AS u FROM generate_series(1, $USERS) i;
-INSERT INTO user_versions SELECT u, nextval('user_versions_seq') FROM n WHERE i % 4 <> 3;
-INSERT INTO container_counts (user_id, container_id, filter, count)
-  SELECT u, 'offers-home', '', CASE i % 4 WHEN 0 THEN 3 WHEN 1 THEN 5 ELSE 2 END FROM n WHERE i % 4 <> 3
-  UNION ALL SELECT u, 'reminders-home', '', 2 FROM n WHERE i % 4 = 1
-  UNION ALL SELECT u, 'alerts-home', 'category:security', 1 FROM n WHERE i % 4 = 2;
-INSERT INTO content_heights SELECT u, 'home-offers', 'ios', 420.0 FROM n WHERE i % 4 = 0;
-INSERT INTO latches SELECT u, 'home-offers', 5 FROM n WHERE i % 4 = 1;
+-- One user_states row per user with a state: the format-1 bytes of bench/preload.sh, with a version.
+INSERT INTO user_states (user_id, version, state)
+  SELECT u, nextval('user_versions_seq'), convert_to(CASE i % 4
+    WHEN 0 THEN '1c11:offers-home0:1:3~h11:home-offers3:ios5:420.0'
+    WHEN 1 THEN '1c11:offers-home0:1:5~c14:reminders-home0:1:2~l11:home-offers1:5'
+    ELSE '1c11:alerts-home17:category:security1:1~c11:offers-home0:1:2~'
+  END, 'UTF8') FROM n WHERE i % 4 <> 3;
 COMMIT;
 VACUUM ANALYZE;
 SQL
@@ -230,7 +230,7 @@ for round in $(seq 1 "$ROUNDS"); do
   fi
 done
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
-PG_COUNTS=$("$PSQL" -At "$PGURL" -c "SELECT count(*) FROM container_counts")
+PG_COUNTS=$("$PSQL" -At "$PGURL" -c "SELECT count(*) FROM user_states")
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- Sources Package.swift bench 2>/dev/null || commit="$commit (+ uncommitted changes)"
