@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTP
+import SheetStore
 import TestSupport
 import Testing
 
@@ -144,5 +145,26 @@ import Testing
         let name = { (line: String) in line.split(separator: "\"signal\":\"").dropFirst().first?.prefix { $0 != "\"" } }
         #expect(name(draining) != nil && name(draining) == name(stopped), "\(draining) / \(stopped)")
         #expect(["SIGTERM", "SIGINT"].contains(name(draining).map(String.init) ?? ""))
+    }
+
+    /// The retention flags reach the store: with `--event-ids-per-user 2` the third-newest id of a
+    /// user is forgotten (a retry of it applies again), the two newest still replay.
+    @Test func retentionFlagsReachTheStore() throws {
+        let defaults = try Configuration.parse(arguments: [], environment: [:])
+        #expect(defaults.retention == .default)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let c = try Configuration.parse(
+            arguments: ["--db", directory.file(), "--event-ids-per-user", "2", "--rollup-retention-days=30"],
+            environment: ["SHEETD_EVENT_ID_RETENTION_DAYS": "2"])
+        #expect(c.retention == StoreRetention(rollupSeconds: 30 * 86_400, eventIdSeconds: 2 * 86_400, eventIdsPerUser: 2))
+        for bad in [["--event-ids-per-user", "0"], ["--event-id-retention-days", "0"], ["--rollup-retention-days", "x"]] {
+            #expect(throws: ConfigurationError.self) { try Configuration.parse(arguments: bad, environment: [:]) }
+        }
+        let store = try c.openStore()
+        defer { store.close() }
+        for id in ["a", "b", "c"] { _ = try store.update(userId: "u", eventId: id) { _ in Array(id.utf8) } }
+        #expect(try store.update(userId: "u", eventId: "a") { _ in [] }.replayed == false)
+        #expect(try store.update(userId: "u", eventId: "c") { _ in [] }.replayed == true)
     }
 }

@@ -40,6 +40,8 @@ public struct Configuration: Sendable {
     public var catalogLimits = CatalogLimits()
     public var eventsPerUserPerMinute = Configuration.defaultEventsPerUserPerMinute
     public static let defaultEventsPerUserPerMinute = 600
+    /// How long rollups and processed event ids are kept (the store's defaults unless set).
+    public var retention = StoreRetention.default
 
     public init() {}
 
@@ -77,6 +79,9 @@ public struct Configuration: Sendable {
         ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
         ("--admin-tokens-file", "SHEETD_ADMIN_TOKENS_FILE", "file of named admin tokens, one 'name token' a line (none)"),
         ("--catalog-revisions", "SHEETD_CATALOG_REVISIONS", "catalog revisions kept, the oldest dropped beyond (1000)"),
+        ("--rollup-retention-days", "SHEETD_ROLLUP_RETENTION_DAYS", "days of hour rollups the stats' since can reach; older fold into totals (400)"),
+        ("--event-id-retention-days", "SHEETD_EVENT_ID_RETENTION_DAYS", "days a processed event id is remembered for replays (7)"),
+        ("--event-ids-per-user", "SHEETD_EVENT_IDS_PER_USER", "a user's latest processed event ids remembered, older forgotten (64)"),
         ("--jwt-leeway", "SHEETD_JWT_LEEWAY", "seconds of clock difference allowed on a token's exp and nbf (60)"),
     ]
 
@@ -191,6 +196,16 @@ public struct Configuration: Sendable {
         if let v = values["--admin-tokens-file"], !v.isEmpty { c.adminTokens = try adminTokens(fromFile: v) }
         if let v = values["--catalog-revisions"] {
             c.catalogRevisions = try integer(v, "--catalog-revisions/SHEETD_CATALOG_REVISIONS", 1...1_000_000)
+        }
+        if let v = values["--rollup-retention-days"] {
+            c.retention.rollupSeconds = Int64(try integer(v, "--rollup-retention-days/SHEETD_ROLLUP_RETENTION_DAYS", 1...36_500)) * 86_400
+        }
+        if let v = values["--event-id-retention-days"] {
+            // At least a day: the API promises that a retry within 24 hours is recognised.
+            c.retention.eventIdSeconds = Int64(try integer(v, "--event-id-retention-days/SHEETD_EVENT_ID_RETENTION_DAYS", 1...365)) * 86_400
+        }
+        if let v = values["--event-ids-per-user"] {
+            c.retention.eventIdsPerUser = try integer(v, "--event-ids-per-user/SHEETD_EVENT_IDS_PER_USER", 1...100_000)
         }
         return c
     }

@@ -19,9 +19,9 @@ extension Configuration {
     /// Opens (and migrates) the selected store.
     func openStore() throws(StoreError) -> any SheetStore {
         if usesPostgres {
-            return try PostgresSheetStore.open(url: databasePath, readerConnections: postgresReaderConnections)
+            return try PostgresSheetStore.open(url: databasePath, readerConnections: postgresReaderConnections, retention: retention)
         }
-        return try SQLiteSheetStore.open(path: databasePath, synchronous: synchronous)
+        return try SQLiteSheetStore.open(path: databasePath, synchronous: synchronous, retention: retention)
     }
 
     /// `sheetd migrate`: applies the pending migrations of the selected store.
