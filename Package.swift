@@ -79,9 +79,11 @@ let package = Package(
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "TestSupport"]),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "TestSupport"]),
         .testTarget(name: "SheetPolicyTests", dependencies: ["SheetPolicy", "SheetWire", "JSONKit", "TestSupport"], resources: [.copy("Golden")]),
-        .testTarget(name: "SheetStoreTests", dependencies: ["SheetStore", "SQLiteKit", "SheetPolicy", "Concurrency", "TestSupport"]),
+        // Every store test: the contract on both backends (PostgreSQL when make test starts one), and each
+        // backend's own behaviour (WAL, checkpoints and file faults; replica versions and migrations).
         .testTarget(
-            name: "PostgresStoreTests", dependencies: ["PostgresStore", "PostgresKit", "SheetStore", "SQLiteKit", "SheetPolicy", "TestSupport"]),
+            name: "SheetStoreTests",
+            dependencies: ["SheetStore", "PostgresStore", "PostgresKit", "SQLiteKit", "SheetPolicy", "Concurrency", "TestSupport"]),
         .testTarget(
             name: "SheetServiceTests",
             dependencies: [

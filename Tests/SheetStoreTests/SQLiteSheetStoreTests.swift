@@ -16,23 +16,7 @@ func withStore<T>(_ body: (SQLiteSheetStore, TemporaryDirectory) throws -> T) th
     return try body(store, dir)
 }
 
-struct BodyFailed: Error, Equatable {}
-
-let sampleState = UserState(
-    containers: [
-        ContainerKey(containerId: "accounts", filter: ""): ContainerCount(count: 3, seq: 7),
-        ContainerKey(containerId: "accounts", filter: "savings"): ContainerCount(count: 1, seq: nil),
-        ContainerKey(containerId: "offers"): ContainerCount(count: 0, seq: 2),
-    ],
-    latches: ["offer-cards": 3, "tips": 0],
-    stack: [
-        StackEntry(sheetId: "b-bottom", mode: .push), StackEntry(sheetId: "a-middle", mode: .push),
-        StackEntry(sheetId: "c-top", mode: .replace),
-    ],
-    contentHeights: [
-        HeightKey(sheetId: "offer-cards", platform: .ios): 312.5,
-        HeightKey(sheetId: "offer-cards", platform: .android): 290,
-    ])
+// `BodyFailed`, `sampleState` and `runOnThreads` are shared with the contract tests (Backends.swift).
 
 @Suite struct UserStateTests {
     /// The stored row is the new state, removals included; an empty state leaves no row.
@@ -421,21 +405,6 @@ let sampleState = UserState(
         first.close()
     }
 
-}
-
-/// Runs `body(i)` for i in 0..<count, each on its own OS thread (as the HTTP workers are), and waits.
-/// (`DispatchQueue.concurrentPerform` would use only as many threads as there are cores.)
-func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let group = DispatchGroup()
-    for i in 0..<count {
-        group.enter()
-        let thread = Thread {
-            body(i)
-            group.leave()
-        }
-        thread.start()
-    }
-    group.wait()
 }
 
 /// A second, read-only connection that looks at what is committed.
