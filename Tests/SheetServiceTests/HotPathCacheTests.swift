@@ -110,7 +110,7 @@ import Testing
         }
         for u in ["a", second] {
             let answer = cache.answer(userId: u, body: [7, 7], etag: etag)
-            cache.insert(userId: u, context: home, catalogVersion: 0, epoch: cache.epoch(of: u), answer: answer)
+            cache.insert(userId: u, context: home, catalogVersion: 0, epoch: cache.freshness.epoch(of: u), answer: answer)
         }
         let a = cache.lookup(userId: "a", context: home, catalogVersion: 0, now: Timestamp.now)?.answer
         #expect(a != nil && a === cache.lookup(userId: second, context: home, catalogVersion: 0, now: Timestamp.now)?.answer)
@@ -127,7 +127,7 @@ import Testing
         for (i, screen) in screens.enumerated() {
             cache.insert(
                 userId: "c", context: ClientContext(screen: screen, tab: nil, platform: .android), catalogVersion: 0,
-                epoch: cache.epoch(of: "c"), answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
+                epoch: cache.freshness.epoch(of: "c"), answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
         }
         let held = screens.map {
             cache.lookup(userId: "c", context: ClientContext(screen: $0, tab: nil, platform: .android), catalogVersion: 0, now: Timestamp.now)?.answer
@@ -137,7 +137,7 @@ import Testing
         // Computing an already held context again replaces it and keeps the others.
         cache.insert(
             userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0,
-            epoch: cache.epoch(of: "c"), answer: .init(body: [9], etag: "\"9\""))
+            epoch: cache.freshness.epoch(of: "c"), answer: .init(body: [9], etag: "\"9\""))
         #expect(
             cache.lookup(userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0, now: Timestamp.now)?
                 .answer.body == [9])
@@ -186,11 +186,11 @@ import Testing
     @Test func decisionCacheFollowsEpochs() {
         let cache = DecisionCache(generationCapacity: 1)
         let context = ClientContextForTests.home
-        let e0 = cache.epoch(of: "u1")
+        let e0 = cache.freshness.epoch(of: "u1")
         cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [1], etag: "\"a\""))
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer.etag == "\"a\"")
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 1, now: Timestamp.now)?.answer == nil)
-        cache.invalidate("u1")
+        cache.freshness.userStateWritten("u1")
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         // A state read that started before the write must not be stored afterwards.
         cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [2], etag: "\"b\""))
@@ -198,7 +198,7 @@ import Testing
         // Bounded: 64 shards of two generations of one user each.
         for n in 0..<200 {
             let u = "user\(n)"
-            cache.insert(userId: u, context: context, catalogVersion: 0, epoch: cache.epoch(of: u), answer: .init(body: [3], etag: "\"c\""))
+            cache.insert(userId: u, context: context, catalogVersion: 0, epoch: cache.freshness.epoch(of: u), answer: .init(body: [3], etag: "\"c\""))
         }
         #expect(cache.count <= 128)
         #expect(cache.lookup(userId: "user199", context: context, catalogVersion: 0, now: Timestamp.now)?.answer.body == [3])
@@ -208,7 +208,7 @@ import Testing
     @Test func decisionCacheSizeAndOff() throws {
         let off = DecisionCache(users: 0)
         off.insert(
-            userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, epoch: off.epoch(of: "u1"),
+            userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, epoch: off.freshness.epoch(of: "u1"),
             answer: .init(body: [1], etag: "\"a\""))
         #expect(off.lookup(userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         #expect(off.count == 0)
