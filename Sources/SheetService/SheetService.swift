@@ -96,7 +96,7 @@ public final class SheetService: Sendable {
     }
 
     /// The catalog as stored (what start-up and a replica's reload read).
-    static func storedCatalog(_ store: any SheetStore) throws -> Catalog {
+    static func storedCatalog(_ store: any CatalogStore) throws -> Catalog {
         var catalog = Catalog()
         for stored in try store.catalog() {
             let object = try RequestBody.object(Array(stored.json.utf8), subject: "the stored sheet '\(stored.id)'")
