@@ -242,8 +242,12 @@ struct DecisionFreshnessSQLiteModelTests {
         try server.start()
         defer { server.stop(drainTimeout: .seconds(1)) }
         var run = FreshnessModelRun(seed: seed, replicas: [Replica(port: server.port)], loseListener: nil)
+        let started = Date()
         try run.run(steps: FreshnessModel.steps)
         let (hits, _) = service.decisions.hitsAndMisses
+        print(
+            "SQLite model seed \(seed): \(FreshnessModel.steps) steps in \(String(format: "%.1f", Date().timeIntervalSince(started))) s, "
+                + "\(run.stats.sorted { $0.key < $1.key }), cache hits \(hits)")
         #expect(hits > 0, "seed \(seed): no answer came from the cache")
     }
 }

@@ -2,6 +2,8 @@ import Concurrency
 import Foundation
 import MicroHTTP
 import SheetPolicy
+import SheetStore
+import Synchronization
 import Testing
 
 @testable import SheetService
@@ -181,6 +183,41 @@ import Testing
             #expect(first === again && again.etag == "\"\(length)\"")
         }
         #expect(computed == 9)
+    }
+
+    /// `DecisionFreshness` applies what happened as its invariants say: a local write and another
+    /// replica's notification make the user's answers stale, a listener reset makes every answer stale
+    /// and the catalog unknown, a catalog notification the catalog unknown until it is loaded again;
+    /// without a listener no candidate is proven.
+    @Test func decisionFreshnessFollowsWhatHappened() {
+        let freshness = DecisionFreshness()
+        let (u1, u2, u3) = ("u1".hashValue, "u2".hashValue, "u3".hashValue)
+        let e1 = freshness.epoch(of: "u1")
+        let e2 = freshness.epoch(of: "u2")
+        #expect(freshness.isCurrent(epoch: e1, hash: u1) && freshness.isCurrent(epoch: e2, hash: u2))
+        freshness.userStateWritten("u1")
+        #expect(!freshness.isCurrent(epoch: e1, hash: u1))
+        freshness.heard(.users(["u2"]))
+        #expect(!freshness.isCurrent(epoch: e2, hash: u2))
+        let e3 = freshness.epoch(of: "u3")
+        freshness.heard(.listenerReset(connected: false))
+        #expect(!freshness.isCurrent(epoch: e3, hash: u3), "a reset makes every answer stale")
+        // The catalog mark: unknown until loaded; a notification or a reset makes it unknown again.
+        #expect(freshness.needsCatalogReload(seen: 5))
+        freshness.catalogLoaded(atStoreVersion: 5)
+        #expect(!freshness.needsCatalogReload(seen: 5) && freshness.needsCatalogReload(seen: 4))
+        freshness.heard(.catalog)
+        #expect(freshness.needsCatalogReload(seen: 5))
+        freshness.catalogLoaded(atStoreVersion: 5)
+        freshness.heard(.listenerReset(connected: true))
+        #expect(freshness.needsCatalogReload(seen: 5))
+        // A store only this process writes has no barrier: nothing is proven by one.
+        let candidate = DecisionCache.Candidate(
+            fresh: DecisionCache.Fresh(answer: .init(body: [1], etag: "\"a\""), validUntil: nil), catalogVersion: 0,
+            epoch: freshness.epoch(of: "u3"), hash: u3)
+        let proven = Mutex<Bool?>(nil)
+        freshness.confirm(candidate, now: Timestamp.now) { exact in proven.withLock { $0 = exact } }
+        #expect(proven.withLock { $0 } == false)
     }
 
     @Test func decisionCacheFollowsEpochs() {

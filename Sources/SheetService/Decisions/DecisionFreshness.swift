@@ -137,9 +137,6 @@ final class DecisionFreshness: Sendable {
 
     // MARK: Barrier proofs (5)
 
-    /// Whether this freshness can prove candidates with a barrier (a shared database).
-    var provesWithBarrier: Bool { barrier != nil }
-
     /// Calls `completion(true)` when `candidate` is proven exact (invariant 5, barrier-proven), else
     /// `completion(false)`: then read the state. Runs `completion` on the listener's thread.
     func confirm(_ candidate: DecisionCache.Candidate, now: @escaping @Sendable () -> Timestamp, _ completion: @escaping @Sendable (Bool) -> Void) {
