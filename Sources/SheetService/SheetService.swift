@@ -10,25 +10,23 @@ public final class SheetService: Sendable {
     public static let version = "0.1.0"
 
     let store: any SheetStore
-    /// The same store when several replicas share it (PostgreSQL): versions to check, a listener.
-    let shared: (any SharedSheetStore)?
+    /// The store's replica coordination when several replicas share it (PostgreSQL): versions to
+    /// check, a listener. Nil for a store only this process writes (`SheetStore.replicaCoordination`).
+    let replication: (any ReplicaCoordination)?
     /// The store's writers check the catalog version in each batch's transaction and reload the
     /// catalog there (PostgreSQL): events read no version of their own (see `eventCatalog`).
     let catalogCheckedPerBatch: Bool
     /// Replica bookkeeping for /metrics (notifications heard, listener losses).
     let replicaCounters = ReplicaCounters()
-    /// On a shared database: one round trip reads the states of every waiting decision not answered from the cache.
-    let versionBatcher: VersionBatcher?
-    /// On a shared database: cached decisions proven current by the listener (no per-user read).
-    let changeBarrier: ChangeBarrier?
-    /// On a shared database: where decisions are computed from the states the batched read brought.
-    let decisionThreads: WorkerThreads?
+    /// Where the decision route gets exact answers, chosen at start (`LocalDecisions`, or
+    /// `ReplicatedDecisions` on a shared database).
+    let decisionSource: any DecisionSource
     let tokens: TokenVerifier
     let metrics: HTTPMetrics
     let openAPIDocument: [UInt8]
     /// The catalog as last written; every request reads a consistent snapshot of it.
     let catalogSnapshot: CatalogSnapshot
-    /// Decision answers per user, kept exact by the write path (see `DecisionCache`).
+    /// Decision answers per user; when one may be served is `decisions.freshness`'s (`DecisionFreshness`).
     let decisions: DecisionCache
     /// How much one user may store; events beyond are refused with 409.
     let stateLimits: UserStateLimits
@@ -71,33 +69,34 @@ public final class SheetService: Sendable {
     ) throws {
         self.store = store
         self.catalogRevisionsKept = catalogRevisionsKept
-        self.shared = store as? any SharedSheetStore
-        self.catalogCheckedPerBatch = shared != nil
-        self.versionBatcher = shared.map { VersionBatcher(store: $0) }
-        self.changeBarrier = shared.map { ChangeBarrier(store: $0) }
-        // Uncached decisions on a shared database are computed there: one thread per core (at least two).
-        self.decisionThreads = shared == nil ? nil : WorkerThreads(count: max(2, WorkerThreads.onlineCores))
+        // The decision source, once: by what the store can do (no cast).
+        let replication = store.replicaCoordination
+        self.replication = replication
+        self.catalogCheckedPerBatch = replication != nil
+        self.decisionSource = replication.map { ReplicatedDecisions(coordination: $0) } ?? LocalDecisions(store: store)
         self.clock = clock
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         self.stateLimits = stateLimits
         self.catalogLimits = catalogLimits
         self.eventRate = EventRateLimiter(eventsPerMinute: eventsPerUserPerMinute)
-        self.decisions = DecisionCache(users: decisionCacheUsers)
         self.tokens = tokens
         self.metrics = metrics
         self.openAPIDocument = openAPIDocument
         // Read before the catalog: the snapshot is then at least as new as this version.
-        let sharedCatalogVersion = try shared?.catalogVersion()
-        self.catalogSnapshot = CatalogSnapshot(try Self.storedCatalog(store))
-        if let sharedCatalogVersion { catalogSnapshot.sharedVersion = sharedCatalogVersion }
-        shared?.listen { [weak self] change in self?.apply(change) }
+        let sharedCatalogVersion = try replication?.catalogVersion()
+        let catalogSnapshot = CatalogSnapshot(try Self.storedCatalog(store))
+        self.catalogSnapshot = catalogSnapshot
+        let freshness = DecisionFreshness(catalog: catalogSnapshot, coordination: replication)
+        if let sharedCatalogVersion { freshness.catalogLoaded(atStoreVersion: sharedCatalogVersion) }
+        self.decisions = DecisionCache(users: decisionCacheUsers, freshness: freshness)
+        replication?.listen { [weak self] change in self?.apply(change) }
         // While the database does not answer, the last catalog read (as `catalog` does).
-        shared?.checkCatalogVersionPerBatch { [weak self] version in try? self?.refreshCatalog(seen: version) }
+        replication?.checkCatalogVersionPerBatch { [weak self] version in try? self?.refreshCatalog(seen: version) }
         catalogWrites.withLock { _ in recordFirstRevisionIfNone() }
     }
 
     /// The catalog as stored (what start-up and a replica's reload read).
-    static func storedCatalog(_ store: any SheetStore) throws -> Catalog {
+    static func storedCatalog(_ store: any CatalogStore) throws -> Catalog {
         var catalog = Catalog()
         for stored in try store.catalog() {
             let object = try RequestBody.object(Array(stored.json.utf8), subject: "the stored sheet '\(stored.id)'")
@@ -113,7 +112,7 @@ public final class SheetService: Sendable {
     /// catalog change made on any replica from the next request after its acknowledgement. While the
     /// database does not answer, the last catalog read.
     public var catalog: Catalog {
-        if shared != nil { try? refreshCatalogIfChanged() }
+        if replication != nil { try? refreshCatalogIfChanged() }
         return catalogSnapshot.current
     }
 

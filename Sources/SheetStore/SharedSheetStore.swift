@@ -25,10 +25,11 @@ public enum SharedChange: Sendable, Equatable {
     case listenerReset(connected: Bool)
 }
 
-/// A store that several processes (replicas) share: every read or write of one process must be seen
-/// by the others. It tells them what changed (a listener, for pushing) and lets them check versions
-/// (for exact caches: a notification may still be in flight when a request arrives).
-public protocol SharedSheetStore: SheetStore {
+/// Replica coordination: what several processes (replicas) sharing one database need so that every
+/// read or write of one process is seen by the others. It tells them what changed (a listener, for
+/// pushing) and lets them check versions (for exact caches: a notification may still be in flight
+/// when a request arrives).
+public protocol ReplicaCoordination: AnyObject, Sendable {
     /// The user's and the catalog's versions now, and the user's state unless the user's version equals
     /// `unlessUserVersion` (then `state` is nil): one round trip, one snapshot.
     func userState(userId: String, unlessUserVersion: Int64?) throws(StoreError) -> (versions: SharedVersions, state: UserState?)
@@ -55,4 +56,12 @@ public protocol SharedSheetStore: SheetStore {
     /// that reloads its catalog there when the version moved can let its bodies take the catalog
     /// as it is when they run, instead of reading the version per request.
     func checkCatalogVersionPerBatch(_ check: @escaping @Sendable (Int64) -> Void)
+}
+
+/// A store that several processes (replicas) share: the whole store, plus replica coordination.
+public protocol SharedSheetStore: SheetStore, ReplicaCoordination {}
+
+extension SharedSheetStore {
+    /// A shared store coordinates through itself.
+    public var replicaCoordination: (any ReplicaCoordination)? { self }
 }

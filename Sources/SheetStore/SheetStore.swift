@@ -148,10 +148,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Persistence for sheetd: the catalog and each user's state. Events go in through `update`,
-/// user state comes out through `userState`. Implementations: `SQLiteSheetStore` (embedded default);
-/// nothing above this protocol may depend on SQLite.
-public protocol SheetStore: AnyObject, Sendable {
+/// The catalog and the campaign settings stored with it, and their history (revisions). Catalog and
+/// settings writes are rare and admin-driven; every process serves them from memory (see
+/// `SharedSheetStore.catalogVersion` for how replicas notice another's).
+public protocol CatalogStore: AnyObject, Sendable {
     // MARK: Catalog
     /// All catalog entries, ordered by id.
     func catalog() throws(StoreError) -> [StoredSheet]
@@ -161,6 +161,12 @@ public protocol SheetStore: AnyObject, Sendable {
     func putSheets(_ sheets: [StoredSheet]) throws(StoreError)
     /// Removes one entry; returns true when it existed.
     func deleteSheet(id: String) throws(StoreError) -> Bool
+
+    // MARK: Settings
+    /// The campaign settings (`GET /v1/settings`); `.off` when never written.
+    func settings() throws(StoreError) -> CampaignSettings
+    /// Replaces the campaign settings.
+    func putSettings(_ settings: CampaignSettings) throws(StoreError)
 
     // MARK: Catalog history
     /// Appends a revision holding the catalog and settings as stored now, made by `author`, in one
@@ -174,8 +180,15 @@ public protocol SheetStore: AnyObject, Sendable {
     /// revision equal to it (`restoredFrom` = `number`) by `author`. Nil (nothing changed) when the
     /// revision is not kept.
     func restoreCatalogRevision(_ number: Int64, author: RevisionAuthor, keep: Int) throws(StoreError) -> CatalogRevision?
+}
 
-    // MARK: Users
+/// Each user's state: read whole, changed by events through one read-modify-write per event.
+///
+/// Read-your-writes: a `userState` call that starts after an `update` returned (or a `submit`'s
+/// completion ran) shows that update. The SQLite store keeps it with its write generation (a read
+/// snapshot kept between reads is used only while no write ended since it began, `ReaderPool`); a
+/// shared database with one snapshot per statement.
+public protocol UserStateStore: AnyObject, Sendable {
     /// The user's state; a user never seen has an empty state.
     func userState(userId: String) throws(StoreError) -> UserState
     /// Read-modify-write of one user's state in one write transaction.
@@ -204,20 +217,20 @@ public protocol SheetStore: AnyObject, Sendable {
     /// users. The rollups' counters hold no user id and stay. Event ids go in small transactions, so
     /// that a user with many never holds up other users' writes.
     func deleteUser(userId: String) throws(StoreError)
+}
 
-    // MARK: Settings and stats
-    /// The campaign settings (`GET /v1/settings`); `.off` when never written.
-    func settings() throws(StoreError) -> CampaignSettings
-    /// Replaces the campaign settings.
-    func putSettings(_ settings: CampaignSettings) throws(StoreError)
+/// What the write path counted: per-sheet rollups and experiment counts.
+public protocol StatisticsStore: AnyObject, Sendable {
     /// One sheet's figures from the rollups: with `since`, over the whole hours from the first hour
     /// boundary at or after it (`SheetStats.countedFrom`); without, everything kept, the rows folded
     /// by retention included.
     func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats
     /// One experiment's exact counts (`GET /v1/experiments/{experimentId}/results`), pinned users left out.
     func experimentCounts(experimentId: String) throws(StoreError) -> ExperimentCounts
+}
 
-    // MARK: Operations
+/// Readiness, sampling, write counters and closing: what operators and the process lifecycle use.
+public protocol StoreOperations: AnyObject, Sendable {
     /// Succeeds when the database answers a trivial read (readiness).
     func ping() throws(StoreError)
     /// Up to `limit` stored users with their states, in order of user id from the first id at or
@@ -231,7 +244,23 @@ public protocol SheetStore: AnyObject, Sendable {
     func close()
 }
 
+/// Persistence for sheetd: every capability above, over one database. Events go in through `update`,
+/// user state comes out through `userState`. Implementations: `SQLiteSheetStore` (embedded default)
+/// and the PostgreSQL store (also a `SharedSheetStore`); nothing above this protocol may depend on a
+/// backend. A component that needs one capability holds that protocol (`any UserStateStore`, ...).
+public protocol SheetStore: CatalogStore, UserStateStore, StatisticsStore, StoreOperations {
+    /// How this store's processes coordinate when several share the database (versions, a listener):
+    /// nil for a store only this process writes. Chosen by conformance, not by a cast: every
+    /// `SharedSheetStore` answers itself (see its extension), every other store nil.
+    var replicaCoordination: (any ReplicaCoordination)? { get }
+}
+
 extension SheetStore {
+    /// A store only this process writes.
+    public var replicaCoordination: (any ReplicaCoordination)? { nil }
+}
+
+extension UserStateStore {
     /// `update` with a body that emits no activity.
     public func update(userId: String, eventId: String?, _ body: (inout UserState) throws -> [UInt8]) throws -> EventResult {
         try update(userId: userId, eventId: eventId) { (state: inout UserState, _: inout [SheetActivity]) in try body(&state) }

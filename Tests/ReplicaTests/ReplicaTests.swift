@@ -52,7 +52,7 @@ struct ReplicaTests {
                 userId: "u2", context: ClientContextFixture.homeIOS, catalogVersion: pair.bService.catalogSnapshot.currentVersion))
         #expect(cachedVersion > 0)
         // Those cached decisions were checked by the batched version read (the route's deferred path).
-        let checked = try #require(pair.bService.versionBatcher).checked.load(ordering: .relaxed)
+        let checked = try #require(pair.bService.decisionSource as? ReplicatedDecisions).versionBatcher.checked.load(ordering: .relaxed)
         #expect(checked >= 20)
     }
 
@@ -71,7 +71,7 @@ struct ReplicaTests {
             return counters.barrierHits.load(ordering: .relaxed) > before ? true : nil
         }
         #expect(cached == true)
-        let batcher = try #require(pair.bService.versionBatcher)
+        let batcher = try #require(pair.bService.decisionSource as? ReplicatedDecisions).versionBatcher
         let checkedBefore = batcher.checked.load(ordering: .relaxed)
         let hitsBefore = counters.barrierHits.load(ordering: .relaxed)
         for _ in 0..<20 { #expect(try pair.b.get("/v1/users/u6/decision?\(Self.home)").text.contains("'offers' has 2 cards")) }

@@ -2,6 +2,8 @@ import Concurrency
 import Foundation
 import MicroHTTP
 import SheetPolicy
+import SheetStore
+import Synchronization
 import Testing
 
 @testable import SheetService
@@ -110,7 +112,7 @@ import Testing
         }
         for u in ["a", second] {
             let answer = cache.answer(userId: u, body: [7, 7], etag: etag)
-            cache.insert(userId: u, context: home, catalogVersion: 0, epoch: cache.epoch(of: u), answer: answer)
+            cache.insert(userId: u, context: home, catalogVersion: 0, epoch: cache.freshness.epoch(of: u), answer: answer)
         }
         let a = cache.lookup(userId: "a", context: home, catalogVersion: 0, now: Timestamp.now)?.answer
         #expect(a != nil && a === cache.lookup(userId: second, context: home, catalogVersion: 0, now: Timestamp.now)?.answer)
@@ -127,7 +129,7 @@ import Testing
         for (i, screen) in screens.enumerated() {
             cache.insert(
                 userId: "c", context: ClientContext(screen: screen, tab: nil, platform: .android), catalogVersion: 0,
-                epoch: cache.epoch(of: "c"), answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
+                epoch: cache.freshness.epoch(of: "c"), answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
         }
         let held = screens.map {
             cache.lookup(userId: "c", context: ClientContext(screen: $0, tab: nil, platform: .android), catalogVersion: 0, now: Timestamp.now)?.answer
@@ -137,7 +139,7 @@ import Testing
         // Computing an already held context again replaces it and keeps the others.
         cache.insert(
             userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0,
-            epoch: cache.epoch(of: "c"), answer: .init(body: [9], etag: "\"9\""))
+            epoch: cache.freshness.epoch(of: "c"), answer: .init(body: [9], etag: "\"9\""))
         #expect(
             cache.lookup(userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0, now: Timestamp.now)?
                 .answer.body == [9])
@@ -183,14 +185,49 @@ import Testing
         #expect(computed == 9)
     }
 
+    /// `DecisionFreshness` applies what happened as its invariants say: a local write and another
+    /// replica's notification make the user's answers stale, a listener reset makes every answer stale
+    /// and the catalog unknown, a catalog notification the catalog unknown until it is loaded again;
+    /// without a listener no candidate is proven.
+    @Test func decisionFreshnessFollowsWhatHappened() {
+        let freshness = DecisionFreshness()
+        let (u1, u2, u3) = ("u1".hashValue, "u2".hashValue, "u3".hashValue)
+        let e1 = freshness.epoch(of: "u1")
+        let e2 = freshness.epoch(of: "u2")
+        #expect(freshness.isCurrent(epoch: e1, hash: u1) && freshness.isCurrent(epoch: e2, hash: u2))
+        freshness.userStateWritten("u1")
+        #expect(!freshness.isCurrent(epoch: e1, hash: u1))
+        freshness.heard(.users(["u2"]))
+        #expect(!freshness.isCurrent(epoch: e2, hash: u2))
+        let e3 = freshness.epoch(of: "u3")
+        freshness.heard(.listenerReset(connected: false))
+        #expect(!freshness.isCurrent(epoch: e3, hash: u3), "a reset makes every answer stale")
+        // The catalog mark: unknown until loaded; a notification or a reset makes it unknown again.
+        #expect(freshness.needsCatalogReload(seen: 5))
+        freshness.catalogLoaded(atStoreVersion: 5)
+        #expect(!freshness.needsCatalogReload(seen: 5) && freshness.needsCatalogReload(seen: 4))
+        freshness.heard(.catalog)
+        #expect(freshness.needsCatalogReload(seen: 5))
+        freshness.catalogLoaded(atStoreVersion: 5)
+        freshness.heard(.listenerReset(connected: true))
+        #expect(freshness.needsCatalogReload(seen: 5))
+        // A store only this process writes has no barrier: nothing is proven by one.
+        let candidate = DecisionCache.Candidate(
+            fresh: DecisionCache.Fresh(answer: .init(body: [1], etag: "\"a\""), validUntil: nil), catalogVersion: 0,
+            epoch: freshness.epoch(of: "u3"), hash: u3)
+        let proven = Mutex<Bool?>(nil)
+        freshness.confirm(candidate, now: Timestamp.now) { exact in proven.withLock { $0 = exact } }
+        #expect(proven.withLock { $0 } == false)
+    }
+
     @Test func decisionCacheFollowsEpochs() {
         let cache = DecisionCache(generationCapacity: 1)
         let context = ClientContextForTests.home
-        let e0 = cache.epoch(of: "u1")
+        let e0 = cache.freshness.epoch(of: "u1")
         cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [1], etag: "\"a\""))
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer.etag == "\"a\"")
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 1, now: Timestamp.now)?.answer == nil)
-        cache.invalidate("u1")
+        cache.freshness.userStateWritten("u1")
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         // A state read that started before the write must not be stored afterwards.
         cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [2], etag: "\"b\""))
@@ -198,7 +235,7 @@ import Testing
         // Bounded: 64 shards of two generations of one user each.
         for n in 0..<200 {
             let u = "user\(n)"
-            cache.insert(userId: u, context: context, catalogVersion: 0, epoch: cache.epoch(of: u), answer: .init(body: [3], etag: "\"c\""))
+            cache.insert(userId: u, context: context, catalogVersion: 0, epoch: cache.freshness.epoch(of: u), answer: .init(body: [3], etag: "\"c\""))
         }
         #expect(cache.count <= 128)
         #expect(cache.lookup(userId: "user199", context: context, catalogVersion: 0, now: Timestamp.now)?.answer.body == [3])
@@ -208,7 +245,7 @@ import Testing
     @Test func decisionCacheSizeAndOff() throws {
         let off = DecisionCache(users: 0)
         off.insert(
-            userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, epoch: off.epoch(of: "u1"),
+            userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, epoch: off.freshness.epoch(of: "u1"),
             answer: .init(body: [1], etag: "\"a\""))
         #expect(off.lookup(userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         #expect(off.count == 0)

@@ -20,7 +20,7 @@ final class ExperimentRecorder: Sendable {
     private let counts = Mutex<[String: Counts]>([:])
 
     /// Queues the exposures of one decision made at `now` (those not submitted by this process yet).
-    func expose(userId: String, _ exposures: [ExperimentExposure], at now: Timestamp, store: any SheetStore) {
+    func expose(userId: String, _ exposures: [ExperimentExposure], at now: Timestamp, store: any UserStateStore) {
         let fresh = submitted.withLock { seen in
             if seen.count >= Self.rememberedPairs { seen.removeAll(keepingCapacity: true) }
             return exposures.filter { seen.insert($0.experimentId + "\u{0}" + userId).inserted }

@@ -9,79 +9,20 @@ import Synchronization
 
 /// The decision, the support view of a user's state, and erasing it.
 extension SheetService {
+    /// `GET /v1/users/{userId}/decision`: from the service's decision source (`DecisionSource`, one
+    /// path for every backend); with `Prefer: wait` and a matching `If-None-Match`, a long-poll.
     func decision(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
         let context = try DecisionQuery.context(from: request)
-        let wait = PreferWait.seconds(request.header("Prefer"))
-        if wait == nil, let batched = batchedDecision(userId: userId, context: context, condition: request.header("If-None-Match")) {
-            return batched
+        let condition = request.header("If-None-Match")
+        guard let wait = PreferWait.seconds(request.header("Prefer")) else {
+            return try decisionSource.respond(userId: userId, context: context, condition: condition, in: self)
         }
         let answer = try currentAnswer(userId: userId, context: context).answer
-        if let condition = request.header("If-None-Match"), EntityTag.matches(condition, answer.etag) {
-            if let wait {
-                return try longPoll(userId: userId, context: context, answer: answer, waitSeconds: wait)
-            }
-            return Self.notModified(answer)
+        if let condition, EntityTag.matches(condition, answer.etag) {
+            return try longPoll(userId: userId, context: context, answer: answer, waitSeconds: wait)
         }
         return Self.decisionResponse(answer)
-    }
-
-    /// On a shared database: a cached decision is answered once the listener has heard every change
-    /// committed before the request arrived (`ChangeBarrier`: one round trip on the listening session
-    /// shared by every request waiting, no per-user read). Otherwise (no cached answer, the answer went
-    /// stale, no listener) one batched read of versions shared by every request waiting
-    /// (`versionChecked`). Nil: not a shared database.
-    private func batchedDecision(userId: String, context: ClientContext, condition: String?) -> HTTPResponse? {
-        guard let changeBarrier else { return nil }
-        guard
-            let candidate = decisions.candidate(
-                userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion, now: clock)
-        else {
-            let epoch = decisions.epoch(of: userId)  // before the state is read
-            return .deferred { [self] promise in
-                versionChecked(userId: userId, context: context, condition: condition, epoch: epoch, promise: promise)
-            }
-        }
-        return .deferred { [self] promise in
-            changeBarrier.wait { [self] heard in
-                // Every change committed before the request arrived is applied to the cache (and the
-                // catalog reloaded when it moved; -1: a reload failed or is due): the candidate is exact
-                // when no write of its user and no catalog change came since it was taken.
-                if heard, catalogSnapshot.sharedVersion != -1, catalogSnapshot.currentVersion == candidate.catalogVersion,
-                    decisions.isStillCurrent(candidate, now: clock)
-                {
-                    replicaCounters.barrierHits.add(1, ordering: .relaxed)
-                    return promise.succeed(Self.decisionResponse(candidate.fresh.answer, condition: condition))
-                }
-                let epoch = decisions.epoch(of: userId)  // before the state is read
-                versionChecked(userId: userId, context: context, condition: condition, epoch: epoch, promise: promise)
-            }
-        }
-    }
-
-    /// The decision computed, on a decision thread, from the state read in one batched round trip
-    /// (`VersionBatcher`: the versions and the state of every request waiting, one statement).
-    private func versionChecked(userId: String, context: ClientContext, condition: String?, epoch: Int, promise: ResponsePromise) {
-        guard let versionBatcher, let decisionThreads else { return promise.fail(Problems.storage(.failure("not a shared database"))) }
-        versionBatcher.read(userId) { [self] result in
-            switch result {
-            case .success(let read):
-                decisionThreads.run { [self] in
-                    promise.complete { () throws(Problem) in
-                        try refreshCatalog(seen: read.versions.catalog)
-                        let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
-                        return Self.decisionResponse(
-                            remember(
-                                userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
-                                decision: decide(userId: userId, catalog: catalog, state: read.state, context: context)
-                            ).answer, condition: condition)
-                    }
-                }
-            case .failure(let error):
-                databaseErrors.add(1, ordering: .relaxed)
-                promise.fail(Problems.storage(error))
-            }
-        }
     }
 
     /// The 200 answer, or the 304 when `condition` (If-None-Match) matches its tag.
@@ -90,21 +31,9 @@ extension SheetService {
         return decisionResponse(answer)
     }
 
-    /// The decision for this user and context: from the cache, or computed from the stored state at the
-    /// service's clock (and cached until its next time boundary).
+    /// The decision for this user and context, exact (see `DecisionSource.currentAnswer`).
     func currentAnswer(userId: String, context: ClientContext) throws(Problem) -> DecisionCache.Fresh {
-        if let shared { return try sharedAnswer(shared, userId: userId, context: context) }
-        if let cached = decisions.lookup(
-            userId: userId, context: context, catalogVersion: catalogSnapshot.currentVersion, now: clock)
-        {
-            return cached
-        }
-        let (catalog, catalogVersion) = catalogSnapshot.currentWithVersion
-        let epoch = decisions.epoch(of: userId)  // before the state is read
-        let state = try storage { () throws(StoreError) in try store.userState(userId: userId) }
-        return remember(
-            userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: nil,
-            decision: decide(userId: userId, catalog: catalog, state: state, context: context))
+        try decisionSource.currentAnswer(userId: userId, context: context, in: self)
     }
 
     /// The decision's JSON for this catalog, state and context at the service's clock, with its next
@@ -234,7 +163,7 @@ extension SheetService {
     func deleteUser(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorizeUser(request)
         defer {
-            decisions.invalidate(userId)
+            decisions.freshness.userStateWritten(userId)
             feed.userChanged(userId)
         }
         try storage { () throws(StoreError) in try store.deleteUser(userId: userId) }

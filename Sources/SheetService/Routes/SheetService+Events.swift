@@ -148,7 +148,7 @@ extension SheetService {
         return .deferred { [self] promise in
             store.submit(userId: userId, eventId: storedEventId, stateLimits.enforcing(withActivity)) { [self] result in
                 // After the commit (or the failure), before the answer: cached decisions of this user are stale.
-                decisions.invalidate(userId)
+                decisions.freshness.userStateWritten(userId)
                 if case .success(let event) = result, !event.replayed {
                     feed.userChanged(userId)
                     let records = emitted.records.withLock { $0 }

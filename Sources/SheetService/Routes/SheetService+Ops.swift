@@ -56,7 +56,7 @@ extension SheetService {
 
     /// The replica families, on a shared database only.
     private func replicaMetrics() -> String {
-        guard shared != nil else { return "" }
+        guard replication != nil else { return "" }
         let c = replicaCounters
         return Self.family(
             "sheetd_replica_notifications_total", "counter", "Change notifications heard from other replicas.",
@@ -73,7 +73,7 @@ extension SheetService {
             + Self.family(
                 "sheetd_replica_barrier_round_trips_total", "counter",
                 "Round trips on the listening session that proved cached decisions current (one serves many requests).",
-                "\(shared?.changeSyncRoundTrips ?? 0)")
+                "\(decisions.freshness.barrierRoundTrips)")
             + Self.family(
                 "sheetd_replica_barrier_hits_total", "counter", "Cached decisions answered after such a round trip, with no read of the user.",
                 "\(c.barrierHits.load(ordering: .relaxed))")

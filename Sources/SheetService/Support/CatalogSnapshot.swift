@@ -7,7 +7,8 @@ import Synchronization
 /// Writers change it under a lock and bump a version; each worker thread keeps the copy it last read
 /// with its version and takes the lock only when the version moved. A reader gets either the catalog
 /// before or after a concurrent write, never a mix (as with the plain `Mutex<Catalog>` it replaces,
-/// whose lock was contended by every request of both workers).
+/// whose lock was contended by every request of both workers). Which database catalog version it
+/// reflects on a shared database is `DecisionFreshness`'s catalog mark.
 final class CatalogSnapshot: Sendable {
     private final class ThreadCopy {
         var version = -1
@@ -16,9 +17,6 @@ final class CatalogSnapshot: Sendable {
 
     private let locked: Mutex<Catalog>
     private let version = Atomic<Int>(0)
-    /// On a shared database: the `catalog_version` this snapshot is at least as new as (it was read
-    /// before the catalog was); -1 when unknown (forces a reload). Unused on SQLite.
-    private let shared = Atomic<Int64>(-1)
     private let copies = ThreadLocal { ThreadCopy() }
 
     init(_ catalog: Catalog) {
@@ -40,12 +38,6 @@ final class CatalogSnapshot: Sendable {
         copy.catalog = catalog
         copy.version = v
         return (catalog, v)
-    }
-
-    /// The shared database's catalog version the snapshot reflects (-1: unknown, reload).
-    var sharedVersion: Int64 {
-        get { shared.load(ordering: .acquiring) }
-        set { shared.store(newValue, ordering: .releasing) }
     }
 
     /// Changes the catalog (same shape as `Mutex.withLock`, so writers read as before).

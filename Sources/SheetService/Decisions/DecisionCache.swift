@@ -8,27 +8,13 @@ import Glibc
 import Musl
 #endif
 
-/// A bounded cache of decision answers (body and ETag), kept exact by the write path.
+/// A bounded store of decision answers (body and ETag). Whether an answer may be served is not
+/// decided here: every lookup asks `DecisionFreshness`, which owns the cache's exactness and states
+/// its invariants (epochs, store versions, the catalog, the listener's barrier).
 ///
-/// A decision is a pure function of (catalog, user state, client context). An entry remembers the
-/// catalog version and the context it was computed for, and the user's *epoch* read before the
-/// user's state was read from the store. Every write of a user's state bumps that user's epoch
-/// after its transaction committed and before its response is sent (`invalidate`); an entry is
-/// used only while its epoch is still current. So a state read that may predate a commit can never
-/// be served after that commit's response went out:
-/// - the reader loads epoch e0, then reads the state (a store snapshot);
-/// - if the snapshot missed a commit, the commit was not complete when e0 was loaded, so the bump
-///   that follows it makes e0 stale, and the entry is never used after the bump.
-/// Epochs live in a fixed table of atomics indexed by a hash of the user id: users sharing a slot
-/// only invalidate each other more often than needed.
-///
-/// Across replicas (a shared PostgreSQL database) another process commits without touching epochs
-/// until its notification arrives. There an entry also keeps the user's *store version*
-/// (`SharedVersions.user`) read in the same snapshot as the state, and is used either when the version
-/// the database reports for this request is the same (`SheetService.sharedAnswer`) or, taken as a
-/// `Candidate`, when its epoch is still current after the listener's barrier (`ChangeBarrier`): every
-/// notification of a write acknowledged before the request has bumped the epochs by then.
-/// `flushAll` (a lost listener) makes every entry stale at once.
+/// An entry remembers the catalog version and the context it was computed for, and its basis: the
+/// user's epoch loaded before the state was read and, on a shared database, the store version
+/// (`SharedVersions.user`) read in the same snapshot as the state.
 ///
 /// Bound: a `GenerationalCache` of 64 shards of two generations of at most `generationCapacity`
 /// users (65 536 users in all by default, `SHEETD_DECISION_CACHE`), at most `contextsPerUser` client
@@ -73,12 +59,10 @@ final class DecisionCache: Sendable {
         var older: [Item] = []
     }
 
-    static let slotCount = 1 << 16
     static let shardCount = 64
     let contextsPerUser = 4
-    private let epochs = AtomicCounters(count: DecisionCache.slotCount)
-    /// Bumped by `flushAll`: part of every epoch, so one add makes every entry stale.
-    private let flushes = Atomic<Int>(0)
+    /// The rules every lookup and insert follows.
+    let freshness: DecisionFreshness
     private let users: GenerationalCache<String, UserEntry>
     /// Interned answers by the hash of their body (bytes compared on every hit), in the shard of the
     /// user who asked.
@@ -107,41 +91,18 @@ final class DecisionCache: Sendable {
     let enabled: Bool
 
     /// A cache for about `users` users in all (rounded to whole shards); 0 keeps nothing.
-    convenience init(users: Int) {
-        self.init(generationCapacity: max(1, users / (2 * Self.shardCount)), enabled: users > 0)
+    convenience init(users: Int, freshness: DecisionFreshness = DecisionFreshness()) {
+        self.init(generationCapacity: max(1, users / (2 * Self.shardCount)), enabled: users > 0, freshness: freshness)
     }
 
-    init(generationCapacity: Int = 512, enabled: Bool = true) {
+    init(generationCapacity: Int = 512, enabled: Bool = true, freshness: DecisionFreshness = DecisionFreshness()) {
         self.enabled = enabled
+        self.freshness = freshness
         users = GenerationalCache(generationCapacity: generationCapacity, shardCount: Self.shardCount)
     }
 
-    /// The user's epoch slot: the low bits of the hash (the cache's shard uses bits 16 and up).
-    @inline(__always) private func slot(_ hash: Int) -> Int { hash & (Self.slotCount - 1) }
-
     /// Users held (both generations of every shard), for tests.
     var count: Int { users.count }
-
-    /// The user's epoch; read it *before* reading the user's state for `insert`.
-    func epoch(of userId: String) -> Int { currentEpoch(userId.hashValue) }
-
-    /// The slot's counter plus the flush count in the high bits: both only grow, so the sum moves
-    /// whenever either does.
-    @inline(__always) private func currentEpoch(_ hash: Int) -> Int {
-        epochs.load(slot(hash), ordering: .synchronizing) &+ flushes.load(ordering: .sequentiallyConsistent) &<< 40
-    }
-
-    /// Marks every cached answer stale (the listener of a shared database was lost: changes may
-    /// have been missed).
-    func flushAll() {
-        flushes.add(1, ordering: .sequentiallyConsistent)
-    }
-
-    /// Marks every cached answer of `userId` stale. Call after the write committed (or failed),
-    /// before answering the write.
-    func invalidate(_ userId: String) {
-        epochs.add(1, at: slot(userId.hashValue), ordering: .synchronizing)
-    }
 
     /// The cached answer for this context and catalog when it is current: its epoch is, it was
     /// computed from the store version `storeVersion` (nil for a store only this process writes), and
@@ -152,7 +113,7 @@ final class DecisionCache: Sendable {
         guard enabled else { return nil }
         let hash = userId.hashValue
         let found = users.withValue(for: userId, hash: hash) { entry -> Fresh? in
-            guard entry.epoch == currentEpoch(hash), entry.storeVersion == storeVersion else { return nil }
+            guard freshness.isCurrent(epoch: entry.epoch, hash: hash), entry.storeVersion == storeVersion else { return nil }
             func fresh(_ item: borrowing Item) -> Fresh? {
                 if let until = item.validUntil, now() >= until { return nil }
                 return Fresh(answer: item.answer, validUntil: item.validUntil)
@@ -222,8 +183,8 @@ final class DecisionCache: Sendable {
     struct Candidate: Sendable {
         let fresh: Fresh
         let catalogVersion: Int
-        fileprivate let epoch: Int
-        fileprivate let hash: Int
+        let epoch: Int
+        let hash: Int
     }
 
     /// The current answer for this context and catalog on a shared database (an entry with a store
@@ -232,8 +193,8 @@ final class DecisionCache: Sendable {
         guard enabled else { return nil }
         let hash = userId.hashValue
         let found = users.withValue(for: userId, hash: hash) { entry -> Candidate? in
-            let epoch = currentEpoch(hash)
-            guard entry.epoch == epoch, entry.storeVersion != nil else { return nil }
+            let epoch = entry.epoch
+            guard freshness.isCurrent(epoch: epoch, hash: hash), entry.storeVersion != nil else { return nil }
             func candidate(_ item: borrowing Item) -> Candidate? {
                 if let until = item.validUntil, now() >= until { return nil }
                 return Candidate(
@@ -247,13 +208,9 @@ final class DecisionCache: Sendable {
         return found
     }
 
-    /// Whether `candidate` is still exact: no write of its user was applied since it was taken and
-    /// its time boundary has not come (the catalog is the caller's to compare). Counted as a hit or a miss.
-    func isStillCurrent(_ candidate: Candidate, now: () -> Timestamp) -> Bool {
-        var current = currentEpoch(candidate.hash) == candidate.epoch
-        if current, let until = candidate.fresh.validUntil, now() >= until { current = false }
-        countLookup(hash: candidate.hash, hit: current)
-        return current
+    /// Counts the outcome of a candidate's proof (`DecisionFreshness.confirm`) as a hit or a miss.
+    func countProof(_ candidate: Candidate, exact: Bool) {
+        countLookup(hash: candidate.hash, hit: exact)
     }
 
     private func countLookup(hash: Int, hit: Bool) {
@@ -266,7 +223,7 @@ final class DecisionCache: Sendable {
         guard enabled else { return nil }
         let hash = userId.hashValue
         return users.withValue(for: userId, hash: hash) { entry -> Int64? in
-            guard entry.epoch == currentEpoch(hash) else { return nil }
+            guard freshness.isCurrent(epoch: entry.epoch, hash: hash) else { return nil }
             if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return entry.storeVersion }
             for item in entry.older where item.catalogVersion == catalogVersion && item.context == context { return entry.storeVersion }
             return nil
@@ -281,7 +238,7 @@ final class DecisionCache: Sendable {
         validUntil: Timestamp? = nil
     ) {
         let hash = userId.hashValue
-        guard enabled, epoch == currentEpoch(hash) else { return }  // off, or already stale
+        guard enabled, freshness.isCurrent(epoch: epoch, hash: hash) else { return }  // off, or already stale
         let item = Item(catalogVersion: catalogVersion, context: context, answer: answer, validUntil: validUntil)
         let perUser = contextsPerUser
         users.update(userId, hash: hash) { old in

@@ -5,8 +5,8 @@ import SheetStore
 import Synchronization
 
 /// Reads the states of decisions that are not answered from the cache, with their store versions and
-/// the catalog's, for many requests in one round trip (the decision route on a shared database; a
-/// cached one is proven current by `ChangeBarrier` instead).
+/// the catalog's, for many requests in one round trip (`ReplicatedDecisions`; a cached one is proven
+/// current by the listener's barrier instead, `DecisionFreshness.confirm`).
 ///
 /// Group commit for reads: a request queues its user; one thread takes everything queued, reads all
 /// those users' states and versions and the catalog's version in one statement, and completes each
@@ -33,15 +33,15 @@ final class VersionBatcher: Sendable {
     /// At most this many users per statement.
     static let maxBatch = 512
 
-    private let store: any SharedSheetStore
+    private let coordination: any ReplicaCoordination
     private let pending = Mutex(Pending())
     private let thread = WorkerThreads(count: 1)
     /// Statements run and requests they answered (for tests and metrics).
     let statements = Atomic<Int>(0)
     let checked = Atomic<Int>(0)
 
-    init(store: any SharedSheetStore) {
-        self.store = store
+    init(coordination: any ReplicaCoordination) {
+        self.coordination = coordination
     }
 
     /// Queues a read of `userId`'s state and versions; `completion` runs on the batcher's thread (keep
@@ -74,7 +74,7 @@ final class VersionBatcher: Sendable {
             statements.add(1, ordering: .relaxed)
             checked.add(batch.count, ordering: .relaxed)
             for request in batch { userIds.append(request.userId) }
-            let outcome = Result { () throws(StoreError) in try store.versions(userIds: userIds, loading: userIds) }
+            let outcome = Result { () throws(StoreError) in try coordination.versions(userIds: userIds, loading: userIds) }
             // The answers first, then every connection they park resumed in one burst.
             ResponsePromise.resumingTogether {
                 switch outcome {
