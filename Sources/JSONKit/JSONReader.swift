@@ -11,13 +11,20 @@ public struct JSONReader: Sendable {
     public var maximumDepth: Int
     /// Numbers with a longer text are refused: no number of any API needs more, and conversion stays cheap.
     public var maximumNumberLength: Int
+    /// Objects with more members are refused as soon as one more is seen: a body of thousands of
+    /// unknown members costs no more than the limit's worth of parsing.
+    public var maximumMembers: Int
 
     public static let defaultMaximumDepth = 32
     public static let defaultMaximumNumberLength = 256
 
-    public init(maximumDepth: Int = JSONReader.defaultMaximumDepth, maximumNumberLength: Int = JSONReader.defaultMaximumNumberLength) {
+    public init(
+        maximumDepth: Int = JSONReader.defaultMaximumDepth, maximumNumberLength: Int = JSONReader.defaultMaximumNumberLength,
+        maximumMembers: Int = .max
+    ) {
         self.maximumDepth = maximumDepth
         self.maximumNumberLength = maximumNumberLength
+        self.maximumMembers = maximumMembers
     }
 
     /// Reads `bytes` as one JSON document with the default limits.
@@ -28,7 +35,8 @@ public struct JSONReader: Sendable {
     /// Reads `bytes` as one JSON document.
     public func read(_ bytes: [UInt8]) throws(JSONReadError) -> JSONValue {
         let result: Result<JSONValue, JSONReadError> = bytes.withUnsafeBufferPointer { buffer in
-            var scanner = Scanner(bytes: buffer, maximumDepth: maximumDepth, maximumNumberLength: maximumNumberLength)
+            var scanner = Scanner(
+                bytes: buffer, maximumDepth: maximumDepth, maximumNumberLength: maximumNumberLength, maximumMembers: maximumMembers)
             return Result { () throws(JSONReadError) in try scanner.document() }
         }
         return try result.get()
@@ -46,6 +54,7 @@ public struct JSONReadError: Error, Sendable, Equatable, CustomStringConvertible
         case trailingComma(before: Character)
         case duplicateMember(String)
         case tooDeep(limit: Int)
+        case tooManyMembers(limit: Int)
         case invalidUTF8
         case controlCharacter(UInt8)
         case invalidEscape(String)
@@ -69,6 +78,7 @@ public struct JSONReadError: Error, Sendable, Equatable, CustomStringConvertible
         case .trailingComma(let before): "a trailing comma before '\(before)'"
         case .duplicateMember(let name): "the member \"\(name)\" appears more than once in the same object"
         case .tooDeep(let limit): "arrays and objects are nested more than \(limit) levels deep"
+        case .tooManyMembers(let limit): "an object has more than \(limit) members"
         case .invalidUTF8: "a string is not valid UTF-8"
         case .controlCharacter(let c): "a string contains the control character U+\(Self.hex4(UInt16(c))) (escape it)"
         case .invalidEscape(let text): "a string contains the invalid escape \(text)"
@@ -92,12 +102,14 @@ private struct Scanner {
     let b: UnsafeBufferPointer<UInt8>
     let maximumDepth: Int
     let maximumNumberLength: Int
+    let maximumMembers: Int
     var i = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, maximumNumberLength: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, maximumNumberLength: Int, maximumMembers: Int) {
         self.b = bytes
         self.maximumDepth = maximumDepth
         self.maximumNumberLength = maximumNumberLength
+        self.maximumMembers = maximumMembers
     }
 
     mutating func document() throws(JSONReadError) -> JSONValue {
@@ -138,6 +150,7 @@ private struct Scanner {
                 if b[i] == UInt8(ascii: "}") && !members.isEmpty { throw error(.trailingComma(before: "}")) }
                 throw error(.unexpected(found: found(), expected: "a member name in double quotes"))
             }
+            guard members.count < maximumMembers else { throw error(.tooManyMembers(limit: maximumMembers)) }
             let nameStart = i
             let name = try string()
             skipWhitespace()

@@ -128,6 +128,18 @@ struct JSONReaderTests {
         #expect(failure(Array("[[1]]".utf8), reader: JSONReader(maximumDepth: 1))?.reason == .tooDeep(limit: 1))
     }
 
+    /// With a member limit, one member more is refused where it starts, nested objects included.
+    @Test func limitsMembersPerObject() throws {
+        let reader = JSONReader(maximumMembers: 3)
+        func object(_ n: Int) -> [UInt8] { Array(("{" + (0..<n).map { #""k\#($0)":[1]"# }.joined(separator: ",") + "}").utf8) }
+        #expect(throws: Never.self) { try reader.read(object(3)) }
+        let refused = failure(object(4), reader: reader)
+        #expect(refused?.reason == .tooManyMembers(limit: 3))
+        #expect(refused?.column == 29, "at the fourth member's name")
+        #expect(failure(Array(#"[{"a":{"b":1,"c":2,"d":3,"e":4}}]"#.utf8), reader: reader)?.reason == .tooManyMembers(limit: 3))
+        #expect(failure(object(100_000))?.reason == nil, "no limit by default")
+    }
+
     /// Overlong numbers are refused before any conversion.
     @Test func limitsNumberLength() throws {
         #expect(try read(String(repeating: "1", count: 256)) != .null)

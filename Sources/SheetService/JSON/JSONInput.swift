@@ -3,6 +3,10 @@ import MicroHTTP
 
 /// Request bodies (and stored or configured documents) as JSON objects, read by `JSONReader`.
 enum RequestBody {
+    /// Members one object of a request body may have: no API object has more than a few dozen, and a
+    /// body of thousands of unknown members is refused after this many instead of parsed whole.
+    static let maximumMembers = 1024
+
     /// Parses a body into an object, or a 400 problem that says what is wrong with it and where.
     /// `subject` names the document in messages.
     static func object(_ body: [UInt8], subject: String = "the request body") throws(Problem) -> [String: JSONValue] {
@@ -12,11 +16,11 @@ enum RequestBody {
         }
         let value: JSONValue
         do {
-            value = try JSONReader.read(body)
+            value = try JSONReader(maximumMembers: maximumMembers).read(body)
         } catch {
             switch error.reason {
             case .duplicateMember(let name): throw Problems.invalidParams([(name, "appears more than once in the same object")])
-            case .tooDeep, .numberTooLong: throw Problems.badRequest("\(subject) is over a limit: \(error)")
+            case .tooDeep, .numberTooLong, .tooManyMembers: throw Problems.badRequest("\(subject) is over a limit: \(error)")
             default: throw Problems.badRequest("\(subject) is not valid JSON: \(error)")
             }
         }
