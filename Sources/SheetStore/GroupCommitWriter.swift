@@ -15,6 +15,9 @@ struct WriterConnection {
     var current: Connection?
     /// WAL frames at which the writer next checkpoints itself (moved on when readers held it up).
     var nextBlockingCheckpointFrames = GroupCommitWriter.blockingCheckpointFrames
+    /// WAL frames at which the next background checkpoint is asked for: one per `checkpointFrames`
+    /// written, not one after every commit past the threshold (each one ends in an fsync).
+    var nextBackgroundCheckpointFrames = GroupCommitWriter.checkpointFrames
     /// Set by `close()`: the connection is never reopened.
     var closed = false
 
@@ -243,8 +246,19 @@ struct SQLiteWriterBackend: GroupCommitBackend {
             writer.nextBlockingCheckpointFrames =
                 restarted ? GroupCommitWriter.blockingCheckpointFrames : frames + GroupCommitWriter.blockingCheckpointFrames
             if restarted { counters.walRestarted() }
-        } else if frames >= GroupCommitWriter.checkpointFrames {
-            checkpointer.request()
+            writer.nextBackgroundCheckpointFrames = GroupCommitWriter.checkpointFrames
+        } else {
+            // The WAL started over by itself (a passive checkpoint had copied everything).
+            if frames + GroupCommitWriter.checkpointFrames < writer.nextBackgroundCheckpointFrames {
+                writer.nextBackgroundCheckpointFrames = GroupCommitWriter.checkpointFrames
+            }
+            // Close to the writer's own checkpoint, after every commit: what the background copies
+            // now, the blocking one does not (its pause is most of a count PUT's p99).
+            let catchingUp = frames + GroupCommitWriter.checkpointFrames >= writer.nextBlockingCheckpointFrames
+            if catchingUp || frames >= writer.nextBackgroundCheckpointFrames {
+                checkpointer.request()
+                writer.nextBackgroundCheckpointFrames = frames + GroupCommitWriter.checkpointFrames
+            }
         }
     }
 }
