@@ -20,9 +20,14 @@ import Musl
 final class Checkpointer: Sendable {
     private struct State {
         var scheduled = false
+        /// A `requestSoon` timer is pending.
+        var soon = false
         var closed = false
         var completed = 0
     }
+
+    /// How long after the last commit the frames a checkpoint has not copied yet are copied anyway.
+    static let settleDelay = Duration.milliseconds(100)
 
     private let path: String
     private let options: Connection.Options
@@ -56,6 +61,23 @@ final class Checkpointer: Sendable {
             return true
         }
         if schedule { queue.async { [self] in run() } }
+    }
+
+    /// Asks for a checkpoint `settleDelay` from now unless one is pending: so that what the last
+    /// commits of a burst wrote reaches the database file (and its fsync) soon after the writes stop,
+    /// not at the next `checkpointFrames` of writes.
+    func requestSoon() {
+        let schedule = state.withLock { s in
+            if s.soon || s.closed { return false }
+            s.soon = true
+            return true
+        }
+        guard schedule else { return }
+        _ = TimerThread.shared.schedule(after: Self.settleDelay) { [weak self] in
+            guard let self else { return }
+            state.withLock { $0.soon = false }
+            request()
+        }
     }
 
     private func run() {

@@ -1,3 +1,4 @@
+import Concurrency
 import Dispatch
 public import SheetPolicy
 import Synchronization
@@ -167,9 +168,10 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
         self.backend = backend
         self.retention = retention
         self.counters = counters
-        weak var weakSelf: GroupCommitEngine?
+        // The queue's writer must not keep the engine alive (it is set once, below).
+        let owner = WeakReference<GroupCommitEngine>()
         queue = GroupCommitQueue(label: label) { batch in
-            guard let engine = weakSelf else {
+            guard let engine = owner.value else {
                 let completions = batch.map(\.completion)
                 return { for completion in completions { completion(.failure(StoreError.unavailable("the store is closed"))) } }
             }
@@ -178,7 +180,7 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
             let completions = zip(batch.map(\.completion), engine.run(batch))
             return { for (completion, result) in completions { completion(result) } }
         }
-        weakSelf = self
+        owner.value = self
     }
 
     /// Queues `job`; a closed engine completes it at once with `unavailable`.

@@ -12,8 +12,7 @@ import Musl
 /// `maxBatch` jobs (those queued meanwhile form the next batch) until the queue is empty. What a
 /// batch is (one transaction, the commit) is the writer's `run` (`GroupCommitEngine`); what it
 /// returns (the completions) runs after the batch's jobs were released, while newer jobs queue up.
-public final class GroupCommitQueue<Job: Sendable>: @unchecked Sendable {
-    // `@unchecked` for `run`, which is set once and called on the writer's thread alone.
+public final class GroupCommitQueue<Job: Sendable>: Sendable {
 
     /// At most this many jobs share one transaction.
     public static var maxBatch: Int { 256 }
@@ -28,11 +27,11 @@ public final class GroupCommitQueue<Job: Sendable>: @unchecked Sendable {
 
     private let state = Mutex(State())
     private let thread: DispatchQueue
-    private let run: ([Job]) -> () -> Void
+    private let run: @Sendable ([Job]) -> () -> Void
 
     /// `run` receives each batch, in queue order, on the writer's thread, and returns what completes
     /// its jobs; that must not hold on to the jobs (a blocking caller's body must not outlive its call).
-    public init(label: String, run: @escaping ([Job]) -> () -> Void) {
+    public init(label: String, run: @escaping @Sendable ([Job]) -> () -> Void) {
         thread = DispatchQueue(label: label)
         self.run = run
     }

@@ -258,6 +258,8 @@ struct SQLiteWriterBackend: GroupCommitBackend {
             if catchingUp || frames >= writer.nextBackgroundCheckpointFrames {
                 checkpointer.request()
                 writer.nextBackgroundCheckpointFrames = frames + GroupCommitWriter.checkpointFrames
+            } else if frames > 0 {
+                checkpointer.requestSoon()
             }
         }
     }
