@@ -130,19 +130,15 @@ extension PostgresSheetStore: SharedSheetStore {
     public var listenerBackendPID: Int32 { currentListener?.backendPID ?? 0 }
 }
 
-/// The store's NOTIFY side: its channel, this process's id, the payload format.
-///
-/// Payloads: `u <instance> <userId> <userId>...` (user ids never contain a space) or `c <instance>`.
-/// Kept under PostgreSQL's 8000-byte limit by splitting a batch's users over several notifications
-/// (still one transaction, so still one commit-time lock). A listener skips its own instance's.
+/// The store's NOTIFY side: its channel and this process's id; what is sent is a
+/// `ReplicaNotification`. A batch's users are split over several notifications under PostgreSQL's
+/// payload limit (still one transaction, so still one commit-time lock).
 struct ChangeNotifier: Sendable {
     /// One channel per schema: tests (and deployments) sharing a server in separate schemas do not
     /// hear each other.
     let channel: String
     /// A random id of this store (process), so its listener skips the changes it made itself.
     let instance: String
-
-    static let maxPayloadBytes = 7900
 
     init(schema: String) {
         channel = "sheetd:" + schema
@@ -151,22 +147,10 @@ struct ChangeNotifier: Sendable {
 
     /// Payloads naming `userIds` (deduplicated, in order), each under the size limit.
     func userPayloads(_ userIds: some Sequence<String>) -> [String] {
-        var payloads: [String] = []
-        let prefix = "u " + instance
-        var current = prefix
-        var seen = Set<String>()
-        for userId in userIds where seen.insert(userId).inserted {
-            if current.utf8.count + 1 + userId.utf8.count > Self.maxPayloadBytes {
-                payloads.append(current)
-                current = prefix
-            }
-            current += " " + userId
-        }
-        if current != prefix { payloads.append(current) }
-        return payloads
+        ReplicaNotification.users(userIds, from: instance).map(\.payload)
     }
 
-    var catalogPayload: String { "c " + instance }
+    var catalogPayload: String { ReplicaNotification(instance: instance, change: .catalog).payload }
 
     /// The same as `notify`, as SQL text to run in one simple query before the COMMIT (the writer
     /// saves a round trip per batch). Literals are escape strings (`E'...'`, backslash and quote
@@ -200,12 +184,10 @@ struct ChangeNotifier: Sendable {
 
     /// What a payload of another instance says; nil for this instance's own and for unknown payloads.
     func change(from payload: String) -> SharedChange? {
-        let parts = payload.split(separator: " ")
-        guard parts.count >= 2, parts[1] != instance else { return nil }
-        switch parts[0] {
-        case "u": return .users(parts.dropFirst(2).map(String.init))
-        case "c": return .catalog
-        default: return nil
+        guard let notification = ReplicaNotification(payload: payload), notification.instance != instance else { return nil }
+        switch notification.change {
+        case .users(let userIds): return .users(userIds)
+        case .catalog: return .catalog
         }
     }
 }

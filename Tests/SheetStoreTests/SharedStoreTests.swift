@@ -205,7 +205,7 @@ struct SharedStoreTests {
         let users = (0..<300).map { "user-\($0)-" + String(repeating: "x", count: 100) }
         let payloads = notifier.userPayloads(users + users)
         #expect(payloads.count > 1)
-        #expect(payloads.allSatisfy { $0.utf8.count <= ChangeNotifier.maxPayloadBytes })
+        #expect(payloads.allSatisfy { $0.utf8.count <= ReplicaNotification.maxPayloadBytes })
         let other = ChangeNotifier(schema: "x")
         let named = payloads.flatMap { payload -> [String] in
             guard case .users(let ids) = other.change(from: payload) else { return [] }
@@ -215,6 +215,23 @@ struct SharedStoreTests {
         #expect(notifier.change(from: payloads[0]) == nil, "its own payloads")
         #expect(ChangeNotifier.literal(#"a'b\c"#) == #"E'a''b\\c'"#)
         #expect(notifier.notifyingSQL(["u x 1"]) == #"SELECT pg_notify(E'sheetd:x', E'u x 1');"#)
+    }
+
+    /// A notification reads back as it was sent, in the payload form replicas of earlier versions
+    /// send and read; a payload of an unknown kind or shape is no notification.
+    @Test func replicaNotificationsRoundTrip() {
+        let users = ReplicaNotification(instance: "k3x", change: .users(["u1", "u-2", "ü"]))
+        #expect(users.payload == "u k3x u1 u-2 ü")
+        #expect(ReplicaNotification(payload: users.payload) == users)
+        let catalog = ReplicaNotification(instance: "k3x", change: .catalog)
+        #expect(catalog.payload == "c k3x")
+        #expect(ReplicaNotification(payload: "c k3x") == catalog)
+        for malformed in ["", "u", "c", "u k3x", "u  a", "u k3x a  b", "u k3x a ", "c k3x extra", "c ", "x k3x a", "U k3x a"] {
+            #expect(ReplicaNotification(payload: malformed) == nil, "\(malformed)")
+        }
+        let split = ReplicaNotification.users(["a", "b", "a"], from: "k3x")
+        #expect(split == [ReplicaNotification(instance: "k3x", change: .users(["a", "b"]))])
+        #expect(ReplicaNotification.users([], from: "k3x").isEmpty)
     }
 
     private func waitFor(_ condition: () -> Bool) -> Bool {
