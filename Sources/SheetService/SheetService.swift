@@ -60,10 +60,10 @@ public final class SheetService: Sendable {
     /// `maxStreams`: open decision streams per process; `streamHeartbeatSeconds`: idle time before a heartbeat.
     public init(
         store: any SheetStore, tokens: TokenVerifier, metrics: HTTPMetrics, openAPIDocument: [UInt8],
-        decisionCacheUsers: Int = Configuration.defaultDecisionCacheUsers,
-        maxStreams: Int = Configuration.defaultMaxStreams, streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
+        decisionCacheUsers: Int = ServiceDefaults.decisionCacheUsers,
+        maxStreams: Int = ServiceDefaults.maxStreams, streamHeartbeatSeconds: Int = ServiceDefaults.streamHeartbeatSeconds,
         stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
-        eventsPerUserPerMinute: Int = Configuration.defaultEventsPerUserPerMinute,
+        eventsPerUserPerMinute: Int = ServiceDefaults.eventsPerUserPerMinute,
         catalogRevisionsKept: Int = CatalogRevision.defaultKept,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {

@@ -28,18 +28,14 @@ public struct Configuration: Sendable {
     public var environment: Environment = .development
     public var drainTimeoutSeconds = 10
     public var tokenClockSkewSeconds = 60
-    public var decisionCacheUsers = Configuration.defaultDecisionCacheUsers
+    public var decisionCacheUsers = ServiceDefaults.decisionCacheUsers
     /// PostgreSQL reader connections (`SHEETD_DB_POOL`); nil: two per HTTP worker.
     public var databasePool: Int?
-    public static let defaultDecisionCacheUsers = 65_536
-    public var maxStreams = Configuration.defaultMaxStreams
-    public static let defaultMaxStreams = 10_000
-    public var streamHeartbeatSeconds = Configuration.defaultStreamHeartbeatSeconds
-    public static let defaultStreamHeartbeatSeconds = 15
+    public var maxStreams = ServiceDefaults.maxStreams
+    public var streamHeartbeatSeconds = ServiceDefaults.streamHeartbeatSeconds
     public var stateLimits = UserStateLimits()
     public var catalogLimits = CatalogLimits()
-    public var eventsPerUserPerMinute = Configuration.defaultEventsPerUserPerMinute
-    public static let defaultEventsPerUserPerMinute = 600
+    public var eventsPerUserPerMinute = ServiceDefaults.eventsPerUserPerMinute
     /// How long rollups and processed event ids are kept (the store's defaults unless set).
     public var retention = StoreRetention.default
 

@@ -35,10 +35,10 @@ final class LiveService {
     var baseURL: String { "http://127.0.0.1:\(server.port)" }
 
     init(
-        catalog: [String]? = nil, maxStreams: Int = Configuration.defaultMaxStreams,
-        streamHeartbeatSeconds: Int = Configuration.defaultStreamHeartbeatSeconds,
+        catalog: [String]? = nil, maxStreams: Int = ServiceDefaults.maxStreams,
+        streamHeartbeatSeconds: Int = ServiceDefaults.streamHeartbeatSeconds,
         stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
-        eventsPerUserPerMinute: Int = Configuration.defaultEventsPerUserPerMinute, tokenLeewaySeconds: Int = 60,
+        eventsPerUserPerMinute: Int = ServiceDefaults.eventsPerUserPerMinute, tokenLeewaySeconds: Int = 60,
         postgres: Bool = false, adminTokens: [AdminToken] = [], catalogRevisionsKept: Int = CatalogRevision.defaultKept,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
