@@ -56,6 +56,10 @@ public final class Connection {
     public let path: String
     public let flags: OpenFlags
     private var statementCache: [String: Statement] = [:]
+    /// The same statements by the address of their SQL text's bytes: hashing an address is much cheaper
+    /// than hashing the text, and a cached statement's entry keeps its text (so the address) alive. A
+    /// hit is confirmed with `==`, which for the same string storage compares one word.
+    private var statementsByAddress: [UInt: (sql: String, statement: Statement)] = [:]
     /// As set at open (`Options.busyTimeoutMilliseconds`); `checkpoint` may lower it for one call.
     private var busyTimeoutMilliseconds = 0
     /// Set by `trackWALSize`: the WAL hook writes the frame count here after each commit.
@@ -101,6 +105,7 @@ public final class Connection {
     public func close() {
         guard let db = handle else { return }
         statementCache.removeAll()
+        statementsByAddress.removeAll()
         handle = nil
         // close_v2 defers the close until statements still alive elsewhere are finalized, so a late
         // Statement deinit never touches freed memory. It returns SQLITE_OK in that case too.
@@ -126,12 +131,19 @@ public final class Connection {
 
     /// The connection's cached statement for `sql`, prepared on first use, reset and unbound.
     public func cachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
+        let address = sql.utf8.withContiguousStorageIfAvailable { UInt(bitPattern: $0.baseAddress) }
+        if let address, let entry = statementsByAddress[address], entry.sql == sql {
+            entry.statement.reset()
+            return entry.statement
+        }
         if let statement = statementCache[sql] {
             statement.reset()
             return statement
         }
         let statement = try Statement(database: open(), sql: sql, persistent: true)
         statementCache[sql] = statement
+        // Small strings live inline (their address is a copy's): only long texts are kept by address.
+        if let address, sql.utf8.count > 15 { statementsByAddress[address] = (sql, statement) }
         return statement
     }
 

@@ -44,7 +44,7 @@ public enum UserStateCodec {
         for (sheetId, times) in campaign.impressions.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
             out.append(UInt8(ascii: "i"))
             field(sheetId, &out)
-            field(times.map { String($0.millisecondsSince1970) }.joined(separator: ","), &out)
+            timeList(times, &out)
         }
         for (sheetId, total) in campaign.impressionTotals.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
             out.append(UInt8(ascii: "t"))
@@ -106,15 +106,7 @@ public enum UserStateCodec {
                 state.contentHeights[HeightKey(sheetId: sheetId, platform: platform)] = height
             case UInt8(ascii: "i"):
                 let sheetId = try reader.string()
-                let list = try reader.string()
-                var times: [Timestamp] = []
-                if !list.isEmpty {
-                    for item in list.split(separator: ",", omittingEmptySubsequences: false) {
-                        guard let ms = Int64(item) else { throw reader.malformed("impression time is not a number") }
-                        times.append(Timestamp(millisecondsSince1970: ms))
-                    }
-                }
-                state.campaign.impressions[sheetId] = times
+                state.campaign.impressions[sheetId] = try reader.timeList()
             case UInt8(ascii: "t"):
                 let sheetId = try reader.string()
                 state.campaign.impressionTotals[sheetId] = try reader.integer()
@@ -155,23 +147,45 @@ public enum UserStateCodec {
     }
 
     private static func field(_ value: Int, _ out: inout [UInt8]) {
-        let start = out.count
+        decimal(decimalLength(value), &out)
+        out.append(UInt8(ascii: ":"))
         decimal(value, &out)
-        var length: [UInt8] = []
-        decimal(out.count - start, &length)
-        length.append(UInt8(ascii: ":"))
-        out.insert(contentsOf: length, at: start)
     }
 
+    /// The impression times as one field: decimal milliseconds joined by commas (written in place:
+    /// this list is most of an often-shown sheet's row).
+    private static func timeList(_ times: [Timestamp], _ out: inout [UInt8]) {
+        var length = max(times.count - 1, 0)
+        for time in times { length += decimalLength(Int(time.millisecondsSince1970)) }
+        decimal(length, &out)
+        out.append(UInt8(ascii: ":"))
+        for (index, time) in times.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            decimal(Int(time.millisecondsSince1970), &out)
+        }
+    }
+
+    /// How many bytes `decimal(value, _:)` writes.
+    private static func decimalLength(_ value: Int) -> Int {
+        var magnitude = value.magnitude
+        var length = value < 0 ? 2 : 1
+        while magnitude >= 10 {
+            magnitude /= 10
+            length += 1
+        }
+        return length
+    }
+
+    /// Writes the digits in place, last first, into room made for all of them at once.
     private static func decimal(_ value: Int, _ out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        let start = out.count
+        var end = out.count + decimalLength(value)
+        out.append(contentsOf: repeatElement(UInt8(ascii: "-"), count: end - out.count))
         var magnitude = value.magnitude
         repeat {
-            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            end -= 1
+            out[end] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
             magnitude /= 10
         } while magnitude > 0
-        out[start...].reverse()
     }
 
     private struct Reader {
@@ -209,7 +223,29 @@ public enum UserStateCodec {
         }
 
         mutating func integer() throws(StoreError) -> Int {
-            var digits = try field()
+            try Self.integer(try field(), malformed: malformed)
+        }
+
+        /// A field of decimal milliseconds joined by commas (empty: none).
+        mutating func timeList() throws(StoreError) -> [Timestamp] {
+            let list = try field()
+            guard !list.isEmpty else { return [] }
+            var times: [Timestamp] = []
+            times.reserveCapacity(list.count / 14 + 1)
+            var start = list.startIndex
+            while true {
+                let end = list[start...].firstIndex(of: UInt8(ascii: ",")) ?? list.endIndex
+                let ms = try Self.integer(list[start..<end]) { _ in malformed("impression time is not a number") }
+                times.append(Timestamp(millisecondsSince1970: Int64(ms)))
+                guard end < list.endIndex else { return times }
+                start = end + 1
+            }
+        }
+
+        private static func integer(
+            _ field: ArraySlice<UInt8>, malformed: (String) -> StoreError
+        ) throws(StoreError) -> Int {
+            var digits = field
             let negative = digits.first == UInt8(ascii: "-")
             if negative { digits = digits.dropFirst() }
             guard !digits.isEmpty else { throw malformed("bad integer") }
