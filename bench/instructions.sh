@@ -15,7 +15,9 @@ case "${1:-}" in *.lua) script=$1; shift ;; esac
 [ $# -ge 1 ] || { sed -n '2,12p' "$0"; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+for tool in valgrind wrk; do
+  command -v $tool >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $tool >/dev/null; }
+done
 WORK=$(mktemp -d /tmp/sheetd-instructions.XXXXXX)
 SHEETD_PID=""
 trap '[ -n "$SHEETD_PID" ] && stop_sheetd; rm -rf "$WORK"' EXIT
