@@ -3,7 +3,7 @@
 # counted by valgrind's callgrind: exact and unaffected by other load on the machine (unlike req/s
 # or CPU time), so it shows what a code change saved. Kernel time (sockets) is not included.
 #
-#   bench/instructions.sh [SCRIPT] BIN...       e.g. bench/instructions.sh decision.lua /tmp/old .build/release/sheetd
+#   [INSTRUCTIONS_ARGS="--decision-cache 0"] bench/instructions.sh [SCRIPT] BIN...       e.g. bench/instructions.sh decision.lua /tmp/old .build/release/sheetd
 #
 # Each binary runs under callgrind on the same 2 000-user database (BENCH_USERS), is warmed up
 # (every user's decision once), then counters are zeroed and wrk sends requests for 10 s
@@ -25,7 +25,7 @@ trap '[ -n "$SHEETD_PID" ] && stop_sheetd; rm -rf "$WORK"' EXIT
 BIN=$(realpath "$1") prepare_data "${BENCH_USERS:-2000}"
 for bin in "$@"; do
   SHEETD_START_TIMEOUT=3000 SHEETD_WRAPPER="valgrind --tool=callgrind --callgrind-out-file=$WORK/cg.%p" \
-    start_warm_sheetd "$(realpath "$bin")"
+    start_warm_sheetd "$(realpath "$bin")" ${INSTRUCTIONS_ARGS:-}
   callgrind_control --zero "$SHEETD_PID" > /dev/null
   out=$(wrk -t1 -c8 -d10s -s "bench/lua/$script" "http://127.0.0.1:$SHEETD_PORT")
   requests=$(echo "$out" | sed -n 's/^BENCH .*"requests":\([0-9]*\).*/\1/p')
