@@ -10,15 +10,6 @@ import Testing
 /// `Configuration.parse`: how `sheetd serve`'s flags and variables are read and checked, and that
 /// what they set reaches the store and the service.
 @Suite(.serialized) struct ConfigurationTests {
-    static let aliceToken = "alice-0123456789abcdef0123456789abcdef"
-    static let bobToken = "bob-0123456789abcdef0123456789abcdef00"
-
-    static func write(_ text: String, in dir: TemporaryDirectory) throws -> String {
-        let path = dir.file("tokens")
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
     /// `SHEETD_DB_FILE` wins over `SHEETD_DB` (the image sets `SHEETD_DB`; a deployment mounts the
     /// URL as a secret file); the flag still wins over both.
     @Test func fileVariablesWinOverPlainOnes() throws {
@@ -99,22 +90,23 @@ import Testing
     @Test func namedAdminTokensAreReadFromTheFile() throws {
         let dir = try TemporaryDirectory(prefix: "sheetd-admin-tokens")
         defer { dir.remove() }
-        let path = try Self.write("# people\nalice \(Self.aliceToken)\n\n  bob\t\(Self.bobToken)  \n", in: dir)
+        let path = try AdminTokensFiles.write("# people\nalice \(AdminTokensFiles.aliceToken)\n\n  bob\t\(AdminTokensFiles.bobToken)  \n", in: dir)
         let c = try Configuration.parse(arguments: ["--admin-tokens-file", path], environment: ["SHEETD_ADMIN_TOKEN": "plain"])
-        #expect(c.adminTokens == [AdminToken(name: "alice", token: Self.aliceToken), AdminToken(name: "bob", token: Self.bobToken)])
+        #expect(
+            c.adminTokens == [
+                AdminToken(name: "alice", token: AdminTokensFiles.aliceToken), AdminToken(name: "bob", token: AdminTokensFiles.bobToken),
+            ])
         #expect(c.adminToken == "plain")
         let fromVariable = try Configuration.parse(arguments: [], environment: ["SHEETD_ADMIN_TOKENS_FILE": path])
         #expect(fromVariable.adminTokens.count == 2)
     }
 
     /// A bad admin tokens file is an error naming the line, never a token; a missing file is an error.
-    @Test(arguments: [
-        "alice\n", "alice a b\n", "älice token-1\n", "bad/name token-1\n", "alice token-1\nalice token-2\n", "alice same\nbob same\n",
-    ])
+    @Test(arguments: AdminTokensFiles.bad)
     func aBadAdminTokensFileNamesTheLineNotTheToken(_ text: String) throws {
         let dir = try TemporaryDirectory(prefix: "sheetd-admin-tokens-bad")
         defer { dir.remove() }
-        let path = try Self.write(text, in: dir)
+        let path = try AdminTokensFiles.write(text, in: dir)
         #expect {
             try Configuration.parse(arguments: ["--admin-tokens-file", path], environment: [:])
         } throws: { error in
@@ -131,7 +123,7 @@ import Testing
         var c = Configuration()
         c.environment = .production
         c.jwtSecret = "j-0123456789abcdefghijklmnopqrstuvwxyz"
-        c.adminTokens = [AdminToken(name: "alice", token: Self.aliceToken)]
+        c.adminTokens = [AdminToken(name: "alice", token: AdminTokensFiles.aliceToken)]
         try c.checkSecretsForProduction()
         c.adminTokens.append(AdminToken(name: "weak", token: "short"))
         #expect(throws: ConfigurationError.self) { try c.checkSecretsForProduction() }
