@@ -1,7 +1,10 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
+// Layers, one-way: sheetd (the command line: configuration, signals, start-up and drain, development secrets,
+// migrate/token/backup/restore/catalog check) → {SheetService, MicroHTTP, SheetStore, PostgresStore, SheetPolicy, JSONKit, Crypto};
+// SheetService (the service: routes over a store and the policy) → {MicroHTTP, SheetStore,
+// SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
 // SheetWire (the API's wire format of policy values) → {SheetPolicy, JSONKit};
 // SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite;
 // MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses, gzip) → {CMicroHTTPD, CZlib, Concurrency, JSONKit, Observability};
@@ -57,7 +60,11 @@ let package = Package(
             exclude: ["Preview"],
             plugins: ["EmbedPreview"]
         ),
-        .executableTarget(name: "sheetd", dependencies: ["SheetService"], plugins: ["EmbedOpenAPI"]),
+        .executableTarget(
+            name: "sheetd",
+            dependencies: ["SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto"],
+            plugins: ["EmbedOpenAPI"]
+        ),
         .target(name: "SheetdClient", exclude: ["CHANGELOG.md"]),
         .target(name: "SheetdClientTesting", dependencies: ["SheetdClient"]),
 
@@ -95,6 +102,10 @@ let package = Package(
             name: "ReplicaTests",
             dependencies: ["SheetService", "PostgresStore", "PostgresKit", "SheetStore", "SheetPolicy", "MicroHTTP", "TestSupport"]),
         // The client against a live in-process server; only the tests link both.
+        // The command line and configuration of the sheetd executable (@testable import sheetd).
+        .testTarget(
+            name: "sheetdTests",
+            dependencies: ["sheetd", "SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "TestSupport"]),
         .testTarget(
             name: "SheetdClientTests",
             dependencies: ["SheetdClient", "SheetdClientTesting", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import SheetService
 
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +6,7 @@ import Glibc
 import Musl
 #endif
 
-// Start-up only: everything else lives in SheetService.
+// The command line (SheetdCommand) runs; the service itself lives in the SheetService library.
 exit(
     SheetdCommand.run(
         arguments: Array(CommandLine.arguments.dropFirst()),

@@ -7,81 +7,44 @@ import Testing
 /// Named admin tokens (`SHEETD_ADMIN_TOKENS_FILE`): parsing, rights, and names instead of tokens in
 /// revisions and the access log.
 @Suite(.serialized) struct AdminTokensTests {
-    static let aliceToken = "alice-0123456789abcdef0123456789abcdef"
-    static let bobToken = "bob-0123456789abcdef0123456789abcdef00"
-
-    static func write(_ text: String, in dir: TemporaryDirectory) throws -> String {
-        let path = dir.file("tokens")
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    /// `name token` lines, comments and blank lines skipped; each name has admin rights, and the single
-    /// admin token keeps working as `admin`.
+    /// Each named token has admin rights under its name, and the single admin token keeps working as
+    /// `admin`. (Reading the file: `Tests/sheetdTests/ConfigurationTests.swift`.)
     @Test func namedTokensAreAdminsWithTheirNames() throws {
-        let dir = try TemporaryDirectory(prefix: "sheetd-admin-tokens")
-        defer { dir.remove() }
-        let path = try Self.write("# people\nalice \(Self.aliceToken)\n\n  bob\t\(Self.bobToken)  \n", in: dir)
-        let c = try Configuration.parse(arguments: ["--admin-tokens-file", path], environment: ["SHEETD_ADMIN_TOKEN": "plain"])
-        #expect(c.adminTokens == [AdminToken(name: "alice", token: Self.aliceToken), AdminToken(name: "bob", token: Self.bobToken)])
-        let verifier = TokenVerifier(jwtSecret: "s", adminToken: c.adminToken!, adminTokens: c.adminTokens)
-        #expect(try verifier.principal(authorization: "Bearer \(Self.bobToken)", now: 0) == .admin)
-        #expect(verifier.adminName(authorization: "Bearer \(Self.aliceToken)") == "alice")
-        #expect(verifier.adminName(authorization: "Bearer \(Self.bobToken)") == "bob")
+        let tokens = [AdminToken(name: "alice", token: AdminTokensFiles.aliceToken), AdminToken(name: "bob", token: AdminTokensFiles.bobToken)]
+        let verifier = TokenVerifier(jwtSecret: "s", adminToken: "plain", adminTokens: tokens)
+        #expect(try verifier.principal(authorization: "Bearer \(AdminTokensFiles.bobToken)", now: 0) == .admin)
+        #expect(verifier.adminName(authorization: "Bearer \(AdminTokensFiles.aliceToken)") == "alice")
+        #expect(verifier.adminName(authorization: "Bearer \(AdminTokensFiles.bobToken)") == "bob")
         #expect(verifier.adminName(authorization: "Bearer plain") == "admin")
         #expect(verifier.adminName(authorization: "Bearer nobody") == nil)
         #expect(throws: TokenError.self) { try verifier.principal(authorization: "Bearer nobody", now: 0) }
-        let fromVariable = try Configuration.parse(arguments: [], environment: ["SHEETD_ADMIN_TOKENS_FILE": path])
-        #expect(fromVariable.adminTokens.count == 2)
     }
 
     /// A bad file is one line on stderr naming the line, never a token; exit 2.
-    @Test(arguments: [
-        "alice\n", "alice a b\n", "älice token-1\n", "bad/name token-1\n", "alice token-1\nalice token-2\n", "alice same\nbob same\n",
-    ])
+    @Test(arguments: AdminTokensFiles.bad)
     func aBadFileNamesTheLineNotTheToken(_ text: String) throws {
         let dir = try TemporaryDirectory(prefix: "sheetd-admin-tokens-bad")
         defer { dir.remove() }
-        let path = try Self.write(text, in: dir)
-        #expect {
-            try Configuration.parse(arguments: ["--admin-tokens-file", path], environment: [:])
-        } throws: { error in
-            let message = (error as? ConfigurationError)?.message ?? ""
-            return message.contains("line") && !message.contains("token-") && !message.contains("same")
-        }
+        let path = try AdminTokensFiles.write(text, in: dir)
         let run = try ProcessTests.run(["serve", "--admin-tokens-file", path, "--db", dir.file()])
         #expect(run.status == 2 && run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
-        #expect(throws: ConfigurationError.self) {
-            try Configuration.parse(arguments: ["--admin-tokens-file", dir.file("missing")], environment: [:])
-        }
-    }
-
-    /// In production, named tokens may replace SHEETD_ADMIN_TOKEN, and each must be strong.
-    @Test func productionChecksEveryNamedToken() throws {
-        var c = Configuration()
-        c.environment = .production
-        c.jwtSecret = "j-0123456789abcdefghijklmnopqrstuvwxyz"
-        c.adminTokens = [AdminToken(name: "alice", token: Self.aliceToken)]
-        try c.checkSecretsForProduction()
-        c.adminTokens.append(AdminToken(name: "weak", token: "short"))
-        #expect(throws: ConfigurationError.self) { try c.checkSecretsForProduction() }
     }
 
     /// The access log of a catalog write names the token's name as `actor`, and no line holds a token.
     @Test func theAccessLogNamesTheActorNeverTheToken() throws {
         let dir = try TemporaryDirectory(prefix: "sheetd-admin-tokens-log")
         defer { dir.remove() }
-        let path = try Self.write("alice \(Self.aliceToken)\n", in: dir)
+        let path = try AdminTokensFiles.write("alice \(AdminTokensFiles.aliceToken)\n", in: dir)
         let sheetd = try LaunchedSheetd(["--admin-tokens-file", path])
         let socket = try RawSocket(port: sheetd.port)
         let body = #"{"kind":"informational","screen":"home"}"#
         try socket.send(
-            "PUT /v1/sheets/logged HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.aliceToken)\r\nSheetd-Comment: logged change\r\n"
+            "PUT /v1/sheets/logged HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(AdminTokensFiles.aliceToken)\r\nSheetd-Comment: logged change\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
         #expect(try socket.receiveAll().hasPrefix("HTTP/1.1 201"))
         let line = try #require(sheetd.reader.waitFor("\"route\":\"/v1/sheets/{sheetId}\"", seconds: 5))
         #expect(line.contains("\"actor\":\"alice\""), "\(line)")
         sheetd.stop()
-        #expect(!sheetd.reader.all.contains { $0.contains(Self.aliceToken) })
+        #expect(!sheetd.reader.all.contains { $0.contains(AdminTokensFiles.aliceToken) })
     }
 }

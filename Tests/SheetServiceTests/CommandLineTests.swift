@@ -6,8 +6,9 @@ import Testing
 
 @testable import SheetService
 
-/// The `sheetd` commands as an operator types them: where `sheetd token` takes its secret, log level
-/// names from other tools, and a second termination signal.
+/// The `sheetd` commands as an operator types them: where `sheetd token` takes its secret, passwords
+/// kept out of errors, and a second termination signal. (How flags and variables are read:
+/// `Tests/sheetdTests/ConfigurationTests.swift`.)
 @Suite(.serialized) struct CommandLineTests {
     /// Runs the binary in `directory` with exactly `environment` (plus PATH).
     static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> ProcessTests.Run {
@@ -97,28 +98,6 @@ import Testing
         }
     }
 
-    /// `SHEETD_DB_FILE` wins over `SHEETD_DB` (the image sets `SHEETD_DB`; a deployment mounts the
-    /// URL as a secret file); the flag still wins over both.
-    @Test func fileVariablesWinOverPlainOnes() throws {
-        let dir = try TemporaryDirectory(prefix: "sheetd-dbfile")
-        defer { dir.remove() }
-        try Data("postgres://sheetd:pw@db:5432/sheetd\n".utf8).write(to: URL(fileURLWithPath: dir.file("database_url")))
-        let env = ["SHEETD_DB": "/data/sheetd.sqlite", "SHEETD_DB_FILE": dir.file("database_url")]
-        #expect(try Configuration.parse(arguments: [], environment: env).databasePath == "postgres://sheetd:pw@db:5432/sheetd")
-        #expect(try Configuration.parse(arguments: ["--db", "x.sqlite"], environment: env).databasePath == "x.sqlite")
-        #expect(try Configuration.parse(arguments: [], environment: ["SHEETD_DB": "y.sqlite"]).databasePath == "y.sqlite")
-    }
-
-    /// `warning` (what other tools call it) means `warn`, as a flag and as a variable; other names
-    /// are still refused.
-    @Test func logLevelWarningMeansWarn() throws {
-        #expect(try Configuration.parse(arguments: ["--log-level", "warning"], environment: [:]).logLevel == .warn)
-        #expect(try Configuration.parse(arguments: ["--log-level=WARNING"], environment: [:]).logLevel == .warn)
-        #expect(try Configuration.parse(arguments: [], environment: ["SHEETD_LOG_LEVEL": "warning"]).logLevel == .warn)
-        #expect(try Configuration.parse(arguments: [], environment: ["SHEETD_LOG_LEVEL": "warn"]).logLevel == .warn)
-        #expect(throws: ConfigurationError.self) { try Configuration.parse(arguments: ["--log-level", "verbose"], environment: [:]) }
-    }
-
     /// A second termination signal while the first one is handled changes nothing: one drain, exit 0,
     /// and the drain and stop lines name the same (first) signal.
     @Test func secondSignalDuringShutdownIsHarmless() throws {
@@ -145,26 +124,5 @@ import Testing
         let name = { (line: String) in line.split(separator: "\"signal\":\"").dropFirst().first?.prefix { $0 != "\"" } }
         #expect(name(draining) != nil && name(draining) == name(stopped), "\(draining) / \(stopped)")
         #expect(["SIGTERM", "SIGINT"].contains(name(draining).map(String.init) ?? ""))
-    }
-
-    /// The retention flags reach the store: with `--event-ids-per-user 2` the third-newest id of a
-    /// user is forgotten (a retry of it applies again), the two newest still replay.
-    @Test func retentionFlagsReachTheStore() throws {
-        let defaults = try Configuration.parse(arguments: [], environment: [:])
-        #expect(defaults.retention == .default)
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let c = try Configuration.parse(
-            arguments: ["--db", directory.file(), "--event-ids-per-user", "2", "--rollup-retention-days=30"],
-            environment: ["SHEETD_EVENT_ID_RETENTION_DAYS": "2"])
-        #expect(c.retention == StoreRetention(rollupSeconds: 30 * 86_400, eventIdSeconds: 2 * 86_400, eventIdsPerUser: 2))
-        for bad in [["--event-ids-per-user", "0"], ["--event-id-retention-days", "0"], ["--rollup-retention-days", "x"]] {
-            #expect(throws: ConfigurationError.self) { try Configuration.parse(arguments: bad, environment: [:]) }
-        }
-        let store = try c.openStore()
-        defer { store.close() }
-        for id in ["a", "b", "c"] { _ = try store.update(userId: "u", eventId: id) { _ in Array(id.utf8) } }
-        #expect(try store.update(userId: "u", eventId: "a") { _ in [] }.replayed == false)
-        #expect(try store.update(userId: "u", eventId: "c") { _ in [] }.replayed == true)
     }
 }

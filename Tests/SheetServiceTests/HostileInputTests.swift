@@ -114,21 +114,14 @@ import Testing
         #expect(!TokenVerifier.isNotYetValid(nbf: .min, now: .min, leeway: 60))
     }
 
-    /// The leeway is a setting: with 0, a token is refused the second after `exp`.
+    /// The leeway is a setting: with 0, a token is refused the second after `exp`. (`--jwt-leeway`:
+    /// `Tests/sheetdTests/ConfigurationTests.swift`.)
     @Test func leewayIsASetting() throws {
         let strict = TokenVerifier(jwtSecret: Self.secret, adminToken: "x", clockSkewSeconds: 0)
         let token = strict.issueUserToken(sub: "alice", now: now, ttl: 10)
         #expect(try strict.verifyUserToken(token, now: now + 10) == "alice")
         #expect(throws: TokenError.expired) { try strict.verifyUserToken(token, now: now + 11) }
         #expect(try verifier.verifyUserToken(token, now: now + 70) == "alice")
-
-        #expect(try Configuration.parse(arguments: [], environment: [:]).tokenClockSkewSeconds == 60)
-        #expect(try Configuration.parse(arguments: ["--jwt-leeway", "5"], environment: [:]).tokenClockSkewSeconds == 5)
-        #expect(try Configuration.parse(arguments: [], environment: ["SHEETD_JWT_LEEWAY": "0"]).tokenClockSkewSeconds == 0)
-        #expect(try Configuration.parse(arguments: ["--jwt-leeway=7"], environment: ["SHEETD_JWT_LEEWAY": "9"]).tokenClockSkewSeconds == 7)
-        for bad in ["-1", "3601", "1m", ""] {
-            #expect(throws: ConfigurationError.self, "\(bad)") { try Configuration.parse(arguments: ["--jwt-leeway", bad], environment: [:]) }
-        }
     }
 
     /// A header without the `Bearer ` scheme says what the header must look like.

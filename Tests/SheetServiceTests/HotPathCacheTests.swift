@@ -251,10 +251,6 @@ import Testing
         #expect(off.count == 0)
         #expect(DecisionCache(users: 65_536).generationCapacity == 512)
         #expect(DecisionCache(users: 1).generationCapacity == 1)
-        let c = try Configuration.parse(arguments: ["--decision-cache", "0"], environment: [:])
-        #expect(c.decisionCacheUsers == 0)
-        #expect(try Configuration.parse(arguments: [], environment: ["SHEETD_DECISION_CACHE": "1000"]).decisionCacheUsers == 1000)
-        #expect(throws: ConfigurationError.self) { try Configuration.parse(arguments: ["--decision-cache", "-1"], environment: [:]) }
     }
 }
 

@@ -63,19 +63,6 @@ import Testing
         #expect(try live.get("/v1/users/u/state").text == stateBefore)
     }
 
-    /// The limits are settings: flags and variables, validated.
-    @Test func limitsAreConfigured() throws {
-        let c = try Configuration.parse(
-            arguments: ["--max-containers-per-user", "10", "--max-stack-depth=4"],
-            environment: ["SHEETD_MAX_CONTENT_HEIGHTS_PER_USER": "7", "SHEETD_MAX_CONTAINERS_PER_USER": "99"])
-        #expect(c.stateLimits == UserStateLimits(containers: 10, stackDepth: 4, contentHeights: 7))
-        #expect(try Configuration.parse(arguments: [], environment: [:]).stateLimits == UserStateLimits())
-        for bad in ["0", "-1", "x", "70000"] {
-            #expect(throws: ConfigurationError.self) { try Configuration.parse(arguments: ["--max-containers-per-user", bad], environment: [:]) }
-        }
-        #expect(throws: ConfigurationError.self) { try Configuration.parse(arguments: [], environment: ["SHEETD_MAX_STACK_DEPTH": "0"]) }
-    }
-
     private func storedRow(_ live: LiveService, _ userId: String) throws -> SQLiteValue? {
         let db = try Connection(path: live.store.path, flags: [.readOnly])
         defer { db.close() }

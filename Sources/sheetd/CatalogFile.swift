@@ -1,18 +1,19 @@
 import FoundationEssentials
 import JSONKit
 import MicroHTTP
-public import SheetPolicy
+import SheetPolicy
+import SheetService
 
 /// The `--catalog` file: `{"sheets": [definition, ...]}` in the API's own definition format.
-public enum CatalogFile {
+enum CatalogFile {
     /// Every definition of the file, or an error naming the first bad entry.
-    public static func load(path: String) throws(ConfigurationError) -> [SheetDefinition] {
+    static func load(path: String) throws(ConfigurationError) -> [SheetDefinition] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError("catalog \(path): cannot read the file")
         }
         let root: [String: JSONValue]
         do {
-            root = try RequestBody.object(Array(data), subject: "the file")
+            root = try CommandLineSupport.catalogFileMembers(Array(data))
         } catch {
             throw ConfigurationError("catalog \(path): \(error.detail)")
         }
@@ -28,7 +29,7 @@ public enum CatalogFile {
             var name = "sheets[\(index)]"
             if case .string(let id)? = object["id"] { name += " '\(id)'" }
             do {
-                let definition = try SheetDefinition.parse(object, pathId: nil).checkedAgainstDesignRules()
+                let definition = try CommandLineSupport.sheetDefinition(catalogEntry: object)
                 guard seen.insert(definition.id).inserted else {
                     throw ConfigurationError("catalog \(path): \(name): the id appears twice")
                 }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MicroHTTP
 import SheetPolicy
+import SheetService
 import SheetStore
 
 #if canImport(Glibc)
@@ -10,9 +11,9 @@ import Musl
 #endif
 
 /// `sheetd serve`: open and migrate the store, load the catalog, serve until SIGTERM/SIGINT, then drain.
-public enum ServiceRunner {
+enum ServiceRunner {
     /// Runs the service; returns the process exit code.
-    public static func serve(_ configuration: Configuration, openAPIDocument: [UInt8]) -> Int32 {
+    static func serve(_ configuration: Configuration, openAPIDocument: [UInt8]) -> Int32 {
         var configuration = configuration
         Log.configure(minimum: configuration.logLevel)
         do {

@@ -1,88 +1,109 @@
 import FoundationEssentials
-public import MicroHTTP
-public import SheetStore
+import MicroHTTP
+import SheetService
+import SheetStore
 
 /// A configuration problem: reported as one line on stderr, exit code 2.
-public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+struct ConfigurationError: Error, Equatable, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
 }
 
 /// Everything `sheetd serve` needs, from flags and environment variables with the same meaning
 /// (a flag wins over its variable).
-public struct Configuration: Sendable {
-    public enum Environment: String, Sendable { case development, production }
+struct Configuration: Sendable {
+    enum Environment: String, Sendable { case development, production }
 
-    public var http = HTTPServerConfiguration()
-    public var databasePath = "./data/sheetd.sqlite"
-    public var synchronous: SynchronousMode = .normal
-    public var logLevel: LogLevel = .info
-    public var catalogPath: String?
-    public var jwtSecret: String?
-    public var adminToken: String?
+    var http = HTTPServerConfiguration()
+    var databasePath = "./data/sheetd.sqlite"
+    var synchronous: SynchronousMode = .normal
+    var logLevel: LogLevel = .info
+    var catalogPath: String?
+    var jwtSecret: String?
+    var adminToken: String?
     /// Named admin tokens (`SHEETD_ADMIN_TOKENS_FILE`), beside `adminToken` (named `admin`).
-    public var adminTokens: [AdminToken] = []
+    var adminTokens: [AdminToken] = []
     /// Catalog revisions kept (`SHEETD_CATALOG_REVISIONS`).
-    public var catalogRevisions = CatalogRevision.defaultKept
-    public var environment: Environment = .development
-    public var drainTimeoutSeconds = 10
-    public var tokenClockSkewSeconds = 60
-    public var decisionCacheUsers = ServiceDefaults.decisionCacheUsers
+    var catalogRevisions = CatalogRevision.defaultKept
+    var environment: Environment = .development
+    var drainTimeoutSeconds = 10
+    var tokenClockSkewSeconds = 60
+    var decisionCacheUsers = ServiceDefaults.decisionCacheUsers
     /// PostgreSQL reader connections (`SHEETD_DB_POOL`); nil: two per HTTP worker.
-    public var databasePool: Int?
-    public var maxStreams = ServiceDefaults.maxStreams
-    public var streamHeartbeatSeconds = ServiceDefaults.streamHeartbeatSeconds
-    public var stateLimits = UserStateLimits()
-    public var catalogLimits = CatalogLimits()
-    public var eventsPerUserPerMinute = ServiceDefaults.eventsPerUserPerMinute
+    var databasePool: Int?
+    var maxStreams = ServiceDefaults.maxStreams
+    var streamHeartbeatSeconds = ServiceDefaults.streamHeartbeatSeconds
+    var stateLimits = UserStateLimits()
+    var catalogLimits = CatalogLimits()
+    var eventsPerUserPerMinute = ServiceDefaults.eventsPerUserPerMinute
     /// How long rollups and processed event ids are kept (the store's defaults unless set).
-    public var retention = StoreRetention.default
+    var retention = StoreRetention.default
 
-    public init() {}
+    init() {}
 
-    /// One row per setting: the flag, its variable, and what it means (drives `--help` and the README table).
-    public static let options: [(flag: String, variable: String, meaning: String)] = [
-        ("--host", "SHEETD_HOST", "IPv4 address to listen on (127.0.0.1)"),
-        ("--port", "SHEETD_PORT", "TCP port, 0 picks a free one (8080)"),
-        ("--db", "SHEETD_DB", "SQLite file (directory created) or postgres:// URL (./data/sheetd.sqlite)"),
-        ("--db-pool", "SHEETD_DB_POOL", "PostgreSQL reader connections (2 x threads)"),
-        ("--catalog", "SHEETD_CATALOG", "JSON catalog upserted at start (none)"),
-        ("--threads", "SHEETD_THREADS", "HTTP worker threads (8, or the number of cores when more)"),
-        ("--max-body", "SHEETD_MAX_BODY", "request body cap in bytes, 413 above (65536)"),
-        ("--synchronous", "SHEETD_SYNCHRONOUS", "SQLite synchronous: NORMAL or FULL (NORMAL)"),
-        ("--log-level", "SHEETD_LOG_LEVEL", "debug, info, warn (or warning) or error (info)"),
-        ("--access-log", "SHEETD_ACCESS_LOG", "one JSON line per request: true or false (true)"),
-        ("--connection-limit", "SHEETD_CONNECTION_LIMIT", "open connections at most, streams included (16384)"),
-        ("--idle-timeout", "SHEETD_IDLE_TIMEOUT", "seconds before an idle connection is closed (30)"),
-        ("--drain-timeout", "SHEETD_DRAIN_TIMEOUT", "seconds in-flight requests get on SIGTERM (10)"),
-        ("--decision-cache", "SHEETD_DECISION_CACHE", "users whose decisions are kept in memory, 0 turns it off (65536)"),
-        ("--max-streams", "SHEETD_MAX_STREAMS", "open decision streams per process, 503 above (10000)"),
-        ("--stream-heartbeat", "SHEETD_STREAM_HEARTBEAT", "seconds between heartbeats of an idle decision stream (15)"),
-        ("--max-containers-per-user", "SHEETD_MAX_CONTAINERS_PER_USER", "containers (and filters) kept per user, 409 beyond (256)"),
-        ("--max-stack-depth", "SHEETD_MAX_STACK_DEPTH", "sheets on a user's stack, 409 beyond (32)"),
-        ("--max-content-heights-per-user", "SHEETD_MAX_CONTENT_HEIGHTS_PER_USER", "measured heights kept per user, 409 beyond (512)"),
-        ("--max-impressions-per-user", "SHEETD_MAX_IMPRESSIONS_PER_USER", "impression times kept per user, 409 beyond (1024)"),
-        (
+    /// One setting of `sheetd serve`: a flag and the environment variable with the same meaning.
+    struct Option: Sendable {
+        var flag: String
+        var variable: String
+        /// What the setting means, without its default.
+        var meaning: String
+        /// The value without the flag or the variable ("" when there is no fixed one, as for secrets).
+        var defaultValue: String
+
+        init(_ flag: String, _ variable: String, _ meaning: String, default defaultValue: String) {
+            self.flag = flag
+            self.variable = variable
+            self.meaning = meaning
+            self.defaultValue = defaultValue
+        }
+    }
+
+    /// One row per setting: the flag, its variable, what it means and its default (drives `--help`;
+    /// the README table says the same at more length).
+    static let options: [Option] = [
+        Option("--host", "SHEETD_HOST", "IPv4 address to listen on", default: "127.0.0.1"),
+        Option("--port", "SHEETD_PORT", "TCP port, 0 picks a free one", default: "8080"),
+        Option("--db", "SHEETD_DB", "SQLite file (directory created) or postgres:// URL", default: "./data/sheetd.sqlite"),
+        Option("--db-pool", "SHEETD_DB_POOL", "PostgreSQL reader connections", default: "2 x threads"),
+        Option("--catalog", "SHEETD_CATALOG", "JSON catalog upserted at start", default: "none"),
+        Option("--threads", "SHEETD_THREADS", "HTTP worker threads", default: "8, or the number of cores when more"),
+        Option("--max-body", "SHEETD_MAX_BODY", "request body cap in bytes, 413 above", default: "65536"),
+        Option("--synchronous", "SHEETD_SYNCHRONOUS", "SQLite synchronous: NORMAL or FULL", default: "NORMAL"),
+        Option("--log-level", "SHEETD_LOG_LEVEL", "debug, info, warn (or warning) or error", default: "info"),
+        Option("--access-log", "SHEETD_ACCESS_LOG", "one JSON line per request: true or false", default: "true"),
+        Option("--connection-limit", "SHEETD_CONNECTION_LIMIT", "open connections at most, streams included", default: "16384"),
+        Option("--idle-timeout", "SHEETD_IDLE_TIMEOUT", "seconds before an idle connection is closed", default: "30"),
+        Option("--drain-timeout", "SHEETD_DRAIN_TIMEOUT", "seconds in-flight requests get on SIGTERM", default: "10"),
+        Option("--decision-cache", "SHEETD_DECISION_CACHE", "users whose decisions are kept in memory, 0 turns it off", default: "65536"),
+        Option("--max-streams", "SHEETD_MAX_STREAMS", "open decision streams per process, 503 above", default: "10000"),
+        Option("--stream-heartbeat", "SHEETD_STREAM_HEARTBEAT", "seconds between heartbeats of an idle decision stream", default: "15"),
+        Option("--max-containers-per-user", "SHEETD_MAX_CONTAINERS_PER_USER", "containers (and filters) kept per user, 409 beyond", default: "256"),
+        Option("--max-stack-depth", "SHEETD_MAX_STACK_DEPTH", "sheets on a user's stack, 409 beyond", default: "32"),
+        Option("--max-content-heights-per-user", "SHEETD_MAX_CONTENT_HEIGHTS_PER_USER", "measured heights kept per user, 409 beyond", default: "512"),
+        Option("--max-impressions-per-user", "SHEETD_MAX_IMPRESSIONS_PER_USER", "impression times kept per user, 409 beyond", default: "1024"),
+        Option(
             "--max-events-per-user-per-minute", "SHEETD_MAX_EVENTS_PER_USER_PER_MINUTE",
-            "events one user may report per minute, 429 beyond; 0 turns it off (600)"
-        ),
-        ("--max-sheets", "SHEETD_MAX_SHEETS", "sheets in the catalog, 409 beyond (1000)"),
-        ("--max-sheets-per-screen", "SHEETD_MAX_SHEETS_PER_SCREEN", "sheets naming one screen, 409 beyond (100)"),
-        ("--max-stream-buffer", "SHEETD_MAX_STREAM_BUFFER", "bytes all decision streams may hold for slow readers together (67108864)"),
-        ("--env", "SHEETD_ENV", "development or production (development)"),
-        ("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file"),
-        ("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file"),
-        ("--admin-tokens-file", "SHEETD_ADMIN_TOKENS_FILE", "file of named admin tokens, one 'name token' a line (none)"),
-        ("--catalog-revisions", "SHEETD_CATALOG_REVISIONS", "catalog revisions kept, the oldest dropped beyond (1000)"),
-        ("--rollup-retention-days", "SHEETD_ROLLUP_RETENTION_DAYS", "days of hour rollups the stats' since can reach; older fold into totals (400)"),
-        ("--event-id-retention-days", "SHEETD_EVENT_ID_RETENTION_DAYS", "days a processed event id is remembered for replays (7)"),
-        ("--event-ids-per-user", "SHEETD_EVENT_IDS_PER_USER", "a user's latest processed event ids remembered, older forgotten (64)"),
-        ("--jwt-leeway", "SHEETD_JWT_LEEWAY", "seconds of clock difference allowed on a token's exp and nbf (60)"),
+            "events one user may report per minute, 429 beyond; 0 turns it off", default: "600"),
+        Option("--max-sheets", "SHEETD_MAX_SHEETS", "sheets in the catalog, 409 beyond", default: "1000"),
+        Option("--max-sheets-per-screen", "SHEETD_MAX_SHEETS_PER_SCREEN", "sheets naming one screen, 409 beyond", default: "100"),
+        Option(
+            "--max-stream-buffer", "SHEETD_MAX_STREAM_BUFFER", "bytes all decision streams may hold for slow readers together", default: "67108864"),
+        Option("--env", "SHEETD_ENV", "development or production", default: "development"),
+        Option("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file", default: ""),
+        Option("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file", default: ""),
+        Option("--admin-tokens-file", "SHEETD_ADMIN_TOKENS_FILE", "file of named admin tokens, one 'name token' a line", default: "none"),
+        Option("--catalog-revisions", "SHEETD_CATALOG_REVISIONS", "catalog revisions kept, the oldest dropped beyond", default: "1000"),
+        Option(
+            "--rollup-retention-days", "SHEETD_ROLLUP_RETENTION_DAYS", "days of hour rollups the stats' since can reach; older fold into totals",
+            default: "400"),
+        Option("--event-id-retention-days", "SHEETD_EVENT_ID_RETENTION_DAYS", "days a processed event id is remembered for replays", default: "7"),
+        Option("--event-ids-per-user", "SHEETD_EVENT_IDS_PER_USER", "a user's latest processed event ids remembered, older forgotten", default: "64"),
+        Option("--jwt-leeway", "SHEETD_JWT_LEEWAY", "seconds of clock difference allowed on a token's exp and nbf", default: "60"),
     ]
 
     /// Parses `arguments` (after the subcommand) and `environment`. Unknown flags are errors.
-    public static func parse(arguments: [String], environment env: [String: String]) throws(ConfigurationError) -> Configuration {
+    static func parse(arguments: [String], environment env: [String: String]) throws(ConfigurationError) -> Configuration {
         var values: [String: String] = [:]
         for option in options {
             if let v = env[option.variable] { values[option.flag] = v }
@@ -237,10 +258,10 @@ public struct Configuration: Sendable {
     }
 
     /// Secrets shorter than this are refused in production.
-    public static let minimumSecretLength = 32
+    static let minimumSecretLength = 32
 
     /// In production, missing or weak secrets stop start-up.
-    public func checkSecretsForProduction() throws(ConfigurationError) {
+    func checkSecretsForProduction() throws(ConfigurationError) {
         guard environment == .production else { return }
         // Named admin tokens may stand in for the single one; each must be as strong.
         var secrets = [("SHEETD_JWT_SECRET", jwtSecret)]

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MicroHTTP
+import SheetService
 import SheetStore
 
 #if canImport(Glibc)
@@ -10,8 +11,8 @@ import Musl
 
 /// The `sheetd` command line: subcommands, `--help`, `--version`. Returns exit codes, never traps:
 /// configuration errors print one line on stderr and exit 2.
-public enum SheetdCommand {
-    public static func run(arguments: [String], environment: [String: String], openAPIDocument: [UInt8]) -> Int32 {
+enum SheetdCommand {
+    static func run(arguments: [String], environment: [String: String], openAPIDocument: [UInt8]) -> Int32 {
         var arguments = arguments
         let subcommand = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 } ?? "serve"
         if !arguments.isEmpty && !arguments[0].hasPrefix("-") { arguments.removeFirst() }
@@ -123,7 +124,7 @@ public enum SheetdCommand {
             }
         }
         guard let user else { throw ConfigurationError("token: --user ID is required") }
-        guard Identifier.isValid(user) else { throw ConfigurationError("token: --user \(Identifier.rule)") }
+        guard CommandLineSupport.isValidUserId(user) else { throw ConfigurationError("token: --user \(CommandLineSupport.userIdRule)") }
         var configuration = try Configuration.parse(arguments: rest, environment: environment)
         if configuration.jwtSecret == nil {
             guard configuration.environment == .development else { throw ConfigurationError("token: SHEETD_JWT_SECRET is not set") }
@@ -147,34 +148,38 @@ public enum SheetdCommand {
         return 0
     }
 
+    /// The commands as `--help` lists them, with what each does.
+    static let commands: [(usage: String, meaning: String)] = [
+        ("sheetd [serve] [options]", "serve the API (default)"),
+        ("sheetd migrate [--status] [options]", "apply pending migrations, or list them"),
+        ("sheetd token --user ID [--ttl S]", "print a user token signed with the configured secret"),
+        ("sheetd catalog check FILE [--json]", "validate a catalog file offline (exit 1 on errors)"),
+        ("sheetd backup --to FILE [--db PATH]", "copy a SQLite database, also while it serves, and verify the copy"),
+        ("sheetd restore --from FILE [--db PATH]", "replace a stopped server's SQLite database with a verified copy"),
+        ("sheetd healthcheck [options]", "exit 0 when /readyz answers 200 (container health check)"),
+        ("sheetd --help | --version", ""),
+    ]
+
+    /// The widest the option table's meaning and default columns get before they wrap.
+    static let meaningWidth = 44
+    static let defaultWidth = 20
+
+    /// `sheetd --help` (every subcommand's `--help` prints the same): the commands, then one row per
+    /// option in columns (flag, variable, meaning, default) sized to their longest entries.
     static var help: String {
-        var text = """
+        let usage = TextColumns(maximumWidths: [nil, nil]).lines(commands.map { [$0.usage, $0.meaning] })
+        let table = TextColumns(maximumWidths: [nil, nil, meaningWidth, defaultWidth]).lines(
+            [["option", "variable", "meaning", "default"]] + Configuration.options.map { [$0.flag, $0.variable, $0.meaning, $0.defaultValue] })
+        return """
             sheetd \(SheetService.version): decides which bottom sheet a mobile app shows, when, and how.
 
             Usage:
-              sheetd [serve] [options]                serve the API (default)
-              sheetd migrate [--status] [options]     apply pending migrations, or list them
-              sheetd token --user ID [--ttl S]        print a user token signed with the configured secret
-              sheetd catalog check FILE [--json]      validate a catalog file offline (exit 1 on errors)
-              sheetd backup --to FILE [--db PATH]     copy a SQLite database, also while it serves, and verify the copy
-              sheetd restore --from FILE [--db PATH]  replace a stopped server's SQLite database with a verified copy
-              sheetd healthcheck [options]            exit 0 when /readyz answers 200 (container health check)
-              sheetd --help | --version
+            \(usage.joined(separator: "\n"))
 
             Options (each also read from its environment variable; a flag wins):
 
-            """
-        // Columns as wide as their longest entry plus two spaces, so every row lines up.
-        let flagWidth = (Configuration.options.map { $0.flag.count }.max() ?? 0) + 2
-        let variableWidth = (Configuration.options.map { $0.variable.count }.max() ?? 0) + 2
-        for o in Configuration.options {
-            text += "  " + o.flag.padded(to: flagWidth) + o.variable.padded(to: variableWidth) + o.meaning + "\n"
-        }
-        return text
-    }
-}
+            \(table.joined(separator: "\n"))
 
-extension String {
-    /// The string followed by spaces up to `width` characters (for aligned columns).
-    func padded(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+            """
+    }
 }
