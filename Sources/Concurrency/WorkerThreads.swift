@@ -82,6 +82,13 @@ final class WorkerQueue: Sendable {
 
 /// Starts a detached thread running `body`.
 public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
+    let rc = startDetachedThreadIfPossible(body)
+    precondition(rc == 0, "pthread_create failed (\(rc))")
+}
+
+/// `startDetachedThread`, for a caller that copes without the thread: 0 when it started, else
+/// `pthread_create`'s error (and `body` is released without running).
+public func startDetachedThreadIfPossible(_ body: @escaping @Sendable () -> Void) -> Int32 {
     final class Box: @unchecked Sendable {
         // Handed to exactly one new thread, which takes it back with takeRetainedValue.
         let body: @Sendable () -> Void
@@ -108,5 +115,6 @@ public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
             box.body()
             return nil
         }, box)
-    precondition(rc == 0, "pthread_create failed (\(rc))")
+    if rc != 0 { Unmanaged<Box>.fromOpaque(box).release() }
+    return rc
 }

@@ -1,5 +1,4 @@
 import Concurrency
-import Dispatch
 import SQLiteKit
 import SheetPolicy
 import Synchronization
@@ -78,7 +77,7 @@ final class GroupCommitWriter: Sendable {
             path: path, options: options, connection: Locked(WriterConnection(connection: connection)), readers: readers,
             checkpointer: Checkpointer(path: path, options: options, beforeEach: { readers.releaseIdleSnapshots() }),
             faults: WriterFaults(), counters: counters)
-        engine = GroupCommitEngine(label: "sheetd.store.writer", backend: backend, retention: retention, counters: counters)
+        engine = GroupCommitEngine(backend: backend, retention: retention, counters: counters)
     }
 
     /// The writer connection's state under its lock (tests and start-up maintenance).

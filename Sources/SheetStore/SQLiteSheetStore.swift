@@ -1,4 +1,3 @@
-import Dispatch
 import SQLiteKit
 public import SheetPolicy
 import Synchronization
