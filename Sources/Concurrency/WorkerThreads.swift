@@ -95,6 +95,16 @@ public func startDetachedThreadIfPossible(_ body: @escaping @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    // Like libdispatch's workers, the toolbox's threads block the asynchronous signals (SIGTERM,
+    // SIGINT, …), whenever they start: a process-directed signal then stays pending for the thread
+    // that waits for it (`sigwait`). A thread inherits its starter's mask, so it is set around the
+    // start. Faults (SIGSEGV, SIGBUS, …) still reach the thread at fault.
+    var blocked = sigset_t()
+    var previous = sigset_t()
+    sigfillset(&blocked)
+    for fault in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS] { sigdelset(&blocked, fault) }
+    pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))

@@ -125,7 +125,7 @@ final class GroupCommitWriter: Sendable {
         // A writer that fell back to read-only (the file was not writable when it opened) cannot write.
         if backend.connection.withLock({ $0.current?.isReadOnly == true }) { faults.writeFault.store(true, ordering: .releasing) }
         if faults.diskFull.load(ordering: .acquiring) {
-            let free = freeBytes(onFileSystemOf: backend.path)
+            let free = DatabaseFiles.freeBytes(onFileSystemOf: backend.path)
             guard free >= Self.minimumFreeBytes else {
                 throw .unavailable("the disk is full (\(free) bytes free, \(Self.minimumFreeBytes) needed to resume)")
             }

@@ -69,8 +69,8 @@ final class SnapshotCoordination: Sendable {
 
     /// `path` with its directory resolved (the file itself may not exist yet).
     private static func canonicalPath(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return (realPath(".") ?? ".") + "/" + path }
+        guard let slash = path.lastIndex(of: "/") else { return (DatabaseFiles.realPath(".") ?? ".") + "/" + path }
         let directory = slash == path.startIndex ? "/" : String(path[..<slash])
-        return (realPath(directory) ?? directory) + "/" + path[path.index(after: slash)...]
+        return (DatabaseFiles.realPath(directory) ?? directory) + "/" + path[path.index(after: slash)...]
     }
 }
