@@ -100,7 +100,7 @@ let package = Package(
         // Two replicas (services over their own PostgreSQL stores) on one database.
         .testTarget(
             name: "ReplicaTests",
-            dependencies: ["SheetService", "PostgresStore", "PostgresKit", "SheetStore", "SheetPolicy", "MicroHTTP", "TestSupport"]),
+            dependencies: ["SheetService", "PostgresStore", "PostgresKit", "SheetStore", "SheetPolicy", "MicroHTTP", "Concurrency", "TestSupport"]),
         // The client against a live in-process server; only the tests link both.
         // The command line and configuration of the sheetd executable (@testable import sheetd).
         .testTarget(

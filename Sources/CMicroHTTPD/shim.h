@@ -10,7 +10,6 @@
 #include <microhttpd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <pthread.h>
 #include <malloc.h>
 
 /// MHD_start_daemon is variadic and unavailable in Swift; options travel as one MHD_OPTION_ARRAY.
@@ -212,13 +211,5 @@ static inline int cmhd_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBL
 /// Gives the free memory of every malloc arena back to the system (glibc's malloc_trim): closed
 /// connections leave their pools' pages resident otherwise. 1 when memory was released.
 static inline int cmhd_release_free_memory(void) { return malloc_trim(0); }
-
-typedef void *(*cmhd_thread_main)(void *);
-
-/// pthread_create with default attributes; 0 on success.
-static inline int cmhd_start_thread(pthread_t *thread, cmhd_thread_main main, void *context)
-{
-    return pthread_create(thread, NULL, main, context);
-}
 
 #endif

@@ -82,12 +82,29 @@ final class WorkerQueue: Sendable {
 
 /// Starts a detached thread running `body`.
 public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
+    let rc = startDetachedThreadIfPossible(body)
+    precondition(rc == 0, "pthread_create failed (\(rc))")
+}
+
+/// `startDetachedThread`, for a caller that copes without the thread: 0 when it started, else
+/// `pthread_create`'s error (and `body` is released without running).
+public func startDetachedThreadIfPossible(_ body: @escaping @Sendable () -> Void) -> Int32 {
     final class Box: @unchecked Sendable {
         // Handed to exactly one new thread, which takes it back with takeRetainedValue.
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    // Like libdispatch's workers, the toolbox's threads block the asynchronous signals (SIGTERM,
+    // SIGINT, …), whenever they start: a process-directed signal then stays pending for the thread
+    // that waits for it (`sigwait`). A thread inherits its starter's mask, so it is set around the
+    // start. Faults (SIGSEGV, SIGBUS, …) still reach the thread at fault.
+    var blocked = sigset_t()
+    var previous = sigset_t()
+    sigfillset(&blocked)
+    for fault in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS] { sigdelset(&blocked, fault) }
+    pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
@@ -108,5 +125,6 @@ public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
             box.body()
             return nil
         }, box)
-    precondition(rc == 0, "pthread_create failed (\(rc))")
+    if rc != 0 { Unmanaged<Box>.fromOpaque(box).release() }
+    return rc
 }

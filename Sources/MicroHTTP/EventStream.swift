@@ -1,6 +1,5 @@
 internal import CMicroHTTPD
 import Concurrency
-import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -272,7 +271,9 @@ final class OpenStreams: Sendable {
     private let registry = Mutex(Registry())
     /// Streams closed since free memory was last given back to the system.
     private let closedSinceTrim = Atomic<Int>(0)
-    /// Every this many closed streams, free heap memory goes back to the system (on a utility queue):
+    /// Where the trims run: not on the timer thread, whose other timers would wait for the walk.
+    private static let trimThread = WorkerThreads(count: 1)
+    /// Every this many closed streams, free heap memory goes back to the system (on `trimThread`):
     /// a stream's connection memory (its libmicrohttpd pool, about 10 KiB) is freed at its close, but
     /// glibc keeps freed pages resident, so after a wave of streams the RSS would stay at its peak.
     static let trimEvery = 2048
@@ -292,7 +293,7 @@ final class OpenStreams: Sendable {
         // Later and elsewhere: the connection's own memory is freed after this (NOTIFY_COMPLETED runs
         // before MHD frees the pool), and trimming walks every arena.
         TimerThread.shared.schedule(after: .milliseconds(500)) {
-            DispatchQueue.global(qos: .utility).async { _ = cmhd_release_free_memory() }
+            Self.trimThread.run { _ = cmhd_release_free_memory() }
         }
     }
 

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Concurrency
 import Synchronization
 
 #if canImport(Glibc)
@@ -79,18 +80,13 @@ final class StreamPeerMonitor: Sendable {
 
     private func startThreadOnce() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var thread = pthread_t()
-        // The thread holds a retain of the monitor until it returns.
-        let context = Unmanaged.passRetained(self).toOpaque()
-        if cmhd_start_thread(&thread, peerMonitorThreadMain, context) == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<StreamPeerMonitor>.fromOpaque(context).release()
+        // The thread holds the monitor until it returns. Without it, the next watch tries again.
+        if startDetachedThreadIfPossible({ [self] in run() }) != 0 {
             running.store(false, ordering: .relaxed)
         }
     }
 
-    fileprivate func run() {
+    private func run() {
         var contexts = [UnsafeMutableRawPointer?](repeating: nil, count: 64)
         while !stopped.load(ordering: .relaxed) {
             let n = contexts.withUnsafeMutableBufferPointer { cmhd_monitor_wait(epoll, $0.baseAddress, 64, 1000) }
@@ -102,12 +98,4 @@ final class StreamPeerMonitor: Sendable {
             }
         }
     }
-}
-
-private let peerMonitorThreadMain: cmhd_thread_main = { context in
-    guard let context else { return nil }
-    let monitor = Unmanaged<StreamPeerMonitor>.fromOpaque(context)
-    monitor.takeUnretainedValue().run()
-    monitor.release()
-    return nil
 }

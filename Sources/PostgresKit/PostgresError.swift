@@ -31,9 +31,6 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
         return ["40001", "40P01", "55P03", "25006"].contains(sqlstate)
     }
 
-    /// A constraint the data broke (class 23): the request itself is at fault.
-    public var isIntegrityViolation: Bool { sqlstate.hasPrefix("23") }
-
     public var description: String {
         var text = sqlstate.isEmpty ? message : "\(message) (SQLSTATE \(sqlstate))"
         if let sql { text += " in: \(sql)" }

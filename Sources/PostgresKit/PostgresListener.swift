@@ -1,4 +1,5 @@
 internal import CLibPQ
+import Concurrency
 import Synchronization
 
 #if canImport(Glibc)
@@ -103,7 +104,8 @@ public final class PostgresListener: Sendable {
     private let channel: String
     private let handler: @Sendable (Event) -> Void
     private let stopped = Atomic<Bool>(false)
-    private let running = Atomic<Bool>(false)
+    /// `run()` is on its thread; `stop()` waits on it for the thread to leave.
+    private let running = ConditionLock(false)
     private let barriers = Mutex(Barriers())
     /// A pipe that wakes the listener's wait when a barrier is asked for: [read end, write end].
     private let wake: (read: Int32, write: Int32)
@@ -171,8 +173,8 @@ public final class PostgresListener: Sendable {
 
     /// Runs the listener on the calling thread until `stop()`. Call it on a thread of its own.
     public func run() {
-        running.store(true, ordering: .releasing)
-        defer { running.store(false, ordering: .releasing) }
+        running.withLock { $0 = true }
+        defer { running.withLock(wake: .all) { $0 = false } }
         var backoffMilliseconds = 10
         var quoted = "\""
         for character in channel { quoted += character == "\"" ? "\"\"" : String(character) }
@@ -263,11 +265,7 @@ public final class PostgresListener: Sendable {
     /// Asks `run()` to return (within about 250 ms); waits for it up to 2 s.
     public func stop() {
         stopped.store(true, ordering: .releasing)
-        var waited = 0
-        while running.load(ordering: .acquiring) && waited < 2000 {
-            sleepMilliseconds(5)
-            waited += 5
-        }
+        _ = running.wait(until: { !$0 }, timeout: .seconds(2)) { _ in }
     }
 }
 

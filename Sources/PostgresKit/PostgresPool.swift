@@ -26,9 +26,6 @@ public final class PostgresPool: Sendable {
         close()
     }
 
-    /// Connections open right now (idle or in use).
-    public var openConnections: Int { state.withLock { $0.open } }
-
     /// Runs `body` with a connection of the pool.
     ///
     /// - Throws: what `body` throws; `PostgresError` with `connectionLost` when no connection can be

@@ -1,4 +1,3 @@
-import Dispatch
 import PostgresKit
 public import SheetPolicy
 public import SheetStore
@@ -35,10 +34,9 @@ public final class PostgresSheetStore: SheetStore {
         let notifier = ChangeNotifier(schema: schema)
         self.notifier = notifier
         readers = PostgresPool(url: url, capacity: readerConnections)
-        writers = (0..<max(1, writerConnections)).map { [statistics, catalogCheck] in
+        writers = (0..<max(1, writerConnections)).map { [statistics, catalogCheck] _ in
             GroupCommitEngine(
-                label: "sheetd.postgres.writer.\($0)",
-                backend: PostgresWriterBackend(url: url, connection: ConnectionBox(), notifier: notifier, catalogCheck: catalogCheck),
+                backend: PostgresWriterBackend(url: url, notifier: notifier, catalogCheck: catalogCheck),
                 retention: retention, counters: statistics)
         }
     }
@@ -286,7 +284,7 @@ public final class PostgresSheetStore: SheetStore {
         listener.withLock { $0 }?.stop()
         for writer in writers {
             writer.close()
-            writer.backend.connection.close()
+            writer.backend.closeConnection()
         }
         readers.close()
     }

@@ -1,3 +1,4 @@
+import Concurrency
 import PostgresKit
 import SheetPolicy
 import SheetStore
@@ -7,16 +8,28 @@ import Synchronization
 /// engine. `synchronous_commit` stays on: the commit that completes a batch's jobs is on disk.
 struct PostgresWriterBackend: GroupCommitBackend {
     let url: String
-    /// The connection, touched only by the engine's thread (and by `close` once the queue is idle).
-    let connection: ConnectionBox
+    /// The writer's connection, made on first use and again after a loss; a session holds the lock
+    /// for its batch (the engine's thread, or `prune` and `closeConnection` while the queue is idle).
+    let connection = Locked<PostgresConnection?>(nil)
     /// Tells the other replicas which users each committed batch changed (one NOTIFY per batch).
     let notifier: ChangeNotifier
     /// Run with the catalog version read in each batch's transaction, before its bodies run.
     let catalogCheck: CatalogCheck
 
     func withSession<R, E: Error>(_ body: (inout PostgresBatchSession) throws(E) -> R) throws(E) -> R {
-        var session = PostgresBatchSession(backend: self)
-        return try body(&session)
+        try connection.withLock { (current: inout PostgresConnection?) throws(E) -> R in
+            var session = PostgresBatchSession(backend: self, connection: current)
+            defer { current = session.connection }
+            return try body(&session)
+        }
+    }
+
+    /// Closes the writer's connection (after the engine closed).
+    func closeConnection() {
+        connection.withLock { current in
+            current?.close()
+            current = nil
+        }
     }
 }
 
@@ -27,17 +40,43 @@ struct PostgresWriterBackend: GroupCommitBackend {
 /// notifications to the other replicas (delivered at COMMIT) and COMMIT.
 struct PostgresBatchSession: GroupCommitSession {
     let backend: PostgresWriterBackend
+    /// The writer's connection, borrowed for the session (`withSession` puts it back).
+    private(set) var connection: PostgresConnection?
     /// The connection of the open transaction.
     private var db: PostgresConnection?
     /// The COMMIT itself failed (or its answer was lost): the outcome is unknown, nobody is acknowledged.
     private var commitFailed = false
 
-    init(backend: PostgresWriterBackend) { self.backend = backend }
+    init(backend: PostgresWriterBackend, connection: PostgresConnection?) {
+        self.backend = backend
+        self.connection = connection
+    }
+
+    /// The writer's connection, connected again when it broke.
+    private mutating func connected() throws(PostgresError) -> PostgresConnection {
+        if let connection, connection.isHealthy { return connection }
+        connection?.close()
+        connection = nil
+        let db = try PostgresConnection(url: backend.url)
+        connection = db
+        return db
+    }
+
+    /// Ends what is left of a transaction on the writer's connection; drops the connection if broken.
+    private mutating func dropIfBroken() {
+        if let current = connection, !current.isHealthy || current.inTransaction {
+            current.rollbackIfNeeded()
+            if !current.isHealthy {
+                current.close()
+                connection = nil
+            }
+        }
+    }
 
     mutating func begin(users: [String], events: [EventKey]) throws -> BatchReads {
         commitFailed = false
         db = nil
-        let db = try backend.connection.get(url: backend.url)
+        let db = try connected()
         self.db = db
         var read: [PostgresBatchSQL.Statement] = [
             ("BEGIN", []),
@@ -96,7 +135,7 @@ struct PostgresBatchSession: GroupCommitSession {
         guard let db, db.isHealthy, !commitFailed else {
             // The connection broke on the way, or the COMMIT failed: the outcome is unknown, and a
             // retry with the same event id answers the first outcome if it did commit.
-            backend.connection.dropIfBroken()
+            dropIfBroken()
             return .batch
         }
         db.rollbackIfNeeded()
@@ -110,7 +149,7 @@ struct PostgresBatchSession: GroupCommitSession {
 
     /// One prune step (see `StoreRetention`), in one short transaction.
     mutating func prune(now: Int64, retention: StoreRetention) throws {
-        let db = try backend.connection.get(url: backend.url)
+        let db = try connected()
         let limit = PostgresValue.int(Int64(StoreRetention.pruneBatch))
         let kept = PostgresValue.int(RollupSQL.firstKeptBucket(now: now, retention: retention))
         try db.execute("BEGIN")
@@ -123,34 +162,6 @@ struct PostgresBatchSession: GroupCommitSession {
             db.rollbackIfNeeded()
             throw error
         }
-    }
-}
-
-/// The writer's connection, made on first use and again after a loss.
-final class ConnectionBox: @unchecked Sendable {
-    // Invariant: only the owning engine's serial queue touches `current` (prune at start-up and
-    // `close` run while the queue is idle).
-    private var current: PostgresConnection?
-
-    func get(url: String) throws(PostgresError) -> PostgresConnection {
-        if let current, current.isHealthy { return current }
-        current?.close()
-        current = nil
-        let db = try PostgresConnection(url: url)
-        current = db
-        return db
-    }
-
-    func dropIfBroken() {
-        if let current, !current.isHealthy || current.inTransaction {
-            current.rollbackIfNeeded()
-            if !current.isHealthy { current.close(); self.current = nil }
-        }
-    }
-
-    func close() {
-        current?.close()
-        current = nil
     }
 }
 

@@ -51,11 +51,6 @@ public final class Backup {
         }
     }
 
-    /// Pages still to copy (as of the last step).
-    public var remainingPages: Int { handle.map { Int(sqlite3_backup_remaining($0)) } ?? 0 }
-    /// Pages in the source database (as of the last step).
-    public var totalPages: Int { handle.map { Int(sqlite3_backup_pagecount($0)) } ?? 0 }
-
     /// Releases the backup. Idempotent. Throws the error of a step that failed, if any.
     public func finish() throws(SQLiteError) {
         guard let done = handle else { return }

@@ -10,7 +10,6 @@ public struct OpenFlags: OptionSet, Sendable {
     /// Multi-thread mode: the connection must be confined to one thread at a time (a per-thread
     /// reader, or a connection behind a lock).
     public static let noMutex = OpenFlags(rawValue: SQLITE_OPEN_NOMUTEX)
-    public static let fullMutex = OpenFlags(rawValue: SQLITE_OPEN_FULLMUTEX)
     public static let uri = OpenFlags(rawValue: SQLITE_OPEN_URI)
 }
 
@@ -112,8 +111,6 @@ public final class Connection {
         let rc = sqlite3_close_v2(db)
         assert(rc == SQLITE_OK, "sqlite3_close_v2 failed: \(rc)")
     }
-
-    public var isClosed: Bool { handle == nil }
 
     func openHandle() throws(SQLiteError) -> OpaquePointer { try open() }
 

@@ -1,13 +1,5 @@
 import Concurrency
-import Dispatch
 import SQLiteKit
-import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Copies the WAL back into the database file on its own thread and connection.
 ///
@@ -31,9 +23,11 @@ final class Checkpointer: Sendable {
 
     private let path: String
     private let options: Connection.Options
-    private let state = Mutex(State())
+    /// `close()` waits on it for a running checkpoint.
+    private let state = ConditionLock(State())
     private let connection = Locked<Connection?>(nil)
-    private let queue = DispatchQueue(label: "sheetd.store.checkpointer")
+    /// The checkpoints' thread; it exits when the checkpointer is released.
+    private let thread = WorkerThreads(count: 1)
     private let beforeEach: @Sendable () -> Void
 
     /// `beforeEach` runs before every checkpoint (the readers give up their idle snapshots).
@@ -60,7 +54,7 @@ final class Checkpointer: Sendable {
             s.scheduled = true
             return true
         }
-        if schedule { queue.async { [self] in run() } }
+        if schedule { thread.run { [self] in run() } }
     }
 
     /// Asks for a checkpoint `settleDelay` from now unless one is pending: so that what the last
@@ -92,7 +86,7 @@ final class Checkpointer: Sendable {
                 current = nil
             }
         }
-        state.withLock { s in
+        state.withLock(wake: .all) { s in
             s.scheduled = false
             s.completed += 1
         }
@@ -102,8 +96,7 @@ final class Checkpointer: Sendable {
     /// closes, so that the writer is the last connection and removes the WAL files).
     func close() {
         state.withLock { $0.closed = true }
-        // Polled rather than `queue.sync`: close may run on any thread, including a dispatch worker.
-        while state.withLock({ $0.scheduled }) { usleep(1_000) }
+        _ = state.wait(until: { !$0.scheduled }) { _ in }
         connection.withLock { current in
             current?.close()
             current = nil

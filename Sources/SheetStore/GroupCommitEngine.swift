@@ -1,5 +1,4 @@
 import Concurrency
-import Dispatch
 public import SheetPolicy
 import Synchronization
 
@@ -164,13 +163,13 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
     /// Commits since the last prune step (only the writer's thread counts).
     private let commitsSincePrune = Atomic<Int>(0)
 
-    public init(label: String, backend: Backend, retention: StoreRetention, counters: WriteCounters = WriteCounters()) {
+    public init(backend: Backend, retention: StoreRetention, counters: WriteCounters = WriteCounters()) {
         self.backend = backend
         self.retention = retention
         self.counters = counters
         // The queue's writer must not keep the engine alive (it is set once, below).
         let owner = WeakReference<GroupCommitEngine>()
-        queue = GroupCommitQueue(label: label) { batch in
+        queue = GroupCommitQueue { batch in
             guard let engine = owner.value else {
                 let completions = batch.map(\.completion)
                 return { for completion in completions { completion(.failure(StoreError.unavailable("the store is closed"))) } }
@@ -197,15 +196,12 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
             // engine releases it before the completion runs: nothing else can call it, and it
             // cannot outlive this call (`withoutActuallyEscaping` checks).
             nonisolated(unsafe) let body = body
-            let done = DispatchSemaphore(value: 0)
-            let outcome = ResultBox()
+            let outcome = Latch<Result<EventResult, any Error>>()
             enqueue(
                 GroupCommitJob(userId: userId, eventId: eventId, body: { try body(&$0, &$1) }) { result in
-                    outcome.value.withLock { $0 = result }
-                    done.signal()
+                    outcome.open(with: result)
                 })
-            done.wait()
-            return try outcome.value.withLock { $0! }.get()
+            return try outcome.wait().get()
         }
     }
 
@@ -308,9 +304,4 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
         }
         return .committed(results)
     }
-}
-
-/// Where a blocking `update` receives its job's result.
-private final class ResultBox: Sendable {
-    let value = Mutex<Result<EventResult, any Error>?>(nil)
 }

@@ -1,16 +1,9 @@
-import Dispatch
-import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Concurrency
 
 /// The queue in front of a group-committing writer, the same for every backend: jobs queue up,
-/// the first job of an idle queue starts the writer's serial thread, which takes batches of at most
-/// `maxBatch` jobs (those queued meanwhile form the next batch) until the queue is empty. What a
-/// batch is (one transaction, the commit) is the writer's `run` (`GroupCommitEngine`); what it
+/// the first job of an idle queue starts a drain on the writer's own thread, which takes batches of
+/// at most `maxBatch` jobs (those queued meanwhile form the next batch) until the queue is empty.
+/// What a batch is (one transaction, the commit) is the writer's `run` (`GroupCommitEngine`); what it
 /// returns (the completions) runs after the batch's jobs were released, while newer jobs queue up.
 public final class GroupCommitQueue<Job: Sendable>: Sendable {
 
@@ -19,20 +12,21 @@ public final class GroupCommitQueue<Job: Sendable>: Sendable {
 
     private struct State {
         var jobs: [Job] = []
-        /// A drain is scheduled or running on `thread`.
+        /// A drain is queued or running on `writer`.
         var active = false
         /// Set by `close()`: new jobs are refused.
         var closed = false
     }
 
-    private let state = Mutex(State())
-    private let thread: DispatchQueue
+    /// `close()` waits on it for the writer to go idle.
+    private let state = ConditionLock(State())
+    /// The writer's one thread; it exits when the queue is released.
+    private let writer = WorkerThreads(count: 1)
     private let run: @Sendable ([Job]) -> () -> Void
 
     /// `run` receives each batch, in queue order, on the writer's thread, and returns what completes
     /// its jobs; that must not hold on to the jobs (a blocking caller's body must not outlive its call).
-    public init(label: String, run: @escaping @Sendable ([Job]) -> () -> Void) {
-        thread = DispatchQueue(label: label)
+    public init(run: @escaping @Sendable ([Job]) -> () -> Void) {
         self.run = run
     }
 
@@ -46,7 +40,7 @@ public final class GroupCommitQueue<Job: Sendable>: Sendable {
             return true
         }
         guard let start else { return false }
-        if start { thread.async { [self] in drain() } }
+        if start { writer.run { [self] in drain() } }
         return true
     }
 
@@ -57,7 +51,8 @@ public final class GroupCommitQueue<Job: Sendable>: Sendable {
     /// Takes and runs the next batch; nil when the queue is empty. The batch is released when this
     /// returns, before its completions run.
     private func runNextBatch() -> (() -> Void)? {
-        let batch = state.withLock { state in
+        // Going idle wakes a `close()` waiting for it.
+        let batch = state.withLock(wake: .all) { state in
             let batch = Array(state.jobs.prefix(Self.maxBatch))
             state.jobs.removeFirst(batch.count)
             if batch.isEmpty { state.active = false }
@@ -66,11 +61,11 @@ public final class GroupCommitQueue<Job: Sendable>: Sendable {
         return batch.isEmpty ? nil : run(batch)
     }
 
-    /// Refuses new jobs and returns once the queued ones have run.
+    /// Refuses new jobs and returns once the queued ones have run. Not on the writer's thread while a
+    /// drain runs (it would wait for itself); the last release of the queue may happen there, since
+    /// the drain has then ended.
     public func close() {
         state.withLock { $0.closed = true }
-        // Polled rather than `thread.sync`, which would deadlock when the last reference drops on the
-        // writer thread.
-        while state.withLock({ $0.active }) { usleep(1_000) }
+        _ = state.wait(until: { !$0.active }) { _ in }
     }
 }

@@ -1,5 +1,4 @@
 import Concurrency
-import Dispatch
 import SQLiteKit
 import SheetPolicy
 import Synchronization
@@ -78,7 +77,7 @@ final class GroupCommitWriter: Sendable {
             path: path, options: options, connection: Locked(WriterConnection(connection: connection)), readers: readers,
             checkpointer: Checkpointer(path: path, options: options, beforeEach: { readers.releaseIdleSnapshots() }),
             faults: WriterFaults(), counters: counters)
-        engine = GroupCommitEngine(label: "sheetd.store.writer", backend: backend, retention: retention, counters: counters)
+        engine = GroupCommitEngine(backend: backend, retention: retention, counters: counters)
     }
 
     /// The writer connection's state under its lock (tests and start-up maintenance).
@@ -126,7 +125,7 @@ final class GroupCommitWriter: Sendable {
         // A writer that fell back to read-only (the file was not writable when it opened) cannot write.
         if backend.connection.withLock({ $0.current?.isReadOnly == true }) { faults.writeFault.store(true, ordering: .releasing) }
         if faults.diskFull.load(ordering: .acquiring) {
-            let free = freeBytes(onFileSystemOf: backend.path)
+            let free = DatabaseFiles.freeBytes(onFileSystemOf: backend.path)
             guard free >= Self.minimumFreeBytes else {
                 throw .unavailable("the disk is full (\(free) bytes free, \(Self.minimumFreeBytes) needed to resume)")
             }

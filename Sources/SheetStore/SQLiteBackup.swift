@@ -37,8 +37,8 @@ extension SQLiteSheetStore {
     public static func backup(
         path: String, to destination: String, pagesPerStep: Int = backupPagesPerStep
     ) throws(StoreError) -> DatabaseCopyReport {
-        guard access(path, F_OK) == 0 else { throw .failure("no database at \(path)") }
-        if let source = realPath(path), let target = realPath(destination), source == target {
+        guard DatabaseFiles.exists(path) else { throw .failure("no database at \(path)") }
+        if let source = DatabaseFiles.realPath(path), let target = DatabaseFiles.realPath(destination), source == target {
             throw .failure("the backup would overwrite the database itself: \(destination)")
         }
         let partial = destination + ".partial"
@@ -58,9 +58,11 @@ extension SQLiteSheetStore {
                 _ = try copy.pragma("journal_mode = DELETE")
             }
             _ = try verify(path: partial)
-            try syncFile(partial)
-            guard rename(partial, destination) == 0 else { throw .unavailable("cannot rename \(partial) to \(destination): \(errnoText())") }
-            try syncDirectory(of: destination)
+            try fileSteps { () throws(DatabaseFiles.Failure) in
+                try DatabaseFiles.sync(partial)
+                try DatabaseFiles.rename(partial, to: destination)
+                try DatabaseFiles.syncDirectory(of: destination)
+            }
         } catch {
             removeDatabaseFiles(partial)
             throw error
@@ -79,8 +81,8 @@ extension SQLiteSheetStore {
     /// - Throws: `.unavailable` while the database is in use; `.failure` for a source that is not a
     ///   sound sheetd database (nothing is changed then); `.schemaTooNew` for a newer one.
     public static func restore(path: String, from source: String) throws(StoreError) -> DatabaseCopyReport {
-        guard access(source, F_OK) == 0 else { throw .failure("no file at \(source)") }
-        if let from = realPath(source), let to = realPath(path), from == to {
+        guard DatabaseFiles.exists(source) else { throw .failure("no file at \(source)") }
+        if let from = DatabaseFiles.realPath(source), let to = DatabaseFiles.realPath(path), from == to {
             throw .failure("\(source) is the database itself")
         }
         try createParentDirectory(of: path)
@@ -107,10 +109,12 @@ extension SQLiteSheetStore {
                 _ = try copy.pragma("journal_mode = DELETE")
             }
             _ = try verify(path: partial)
-            try syncFile(partial)
+            try fileSteps { () throws(DatabaseFiles.Failure) in try DatabaseFiles.sync(partial) }
             settleOldDatabase(path)
-            guard rename(partial, path) == 0 else { throw .unavailable("cannot rename \(partial) to \(path): \(errnoText())") }
-            try syncDirectory(of: path)
+            try fileSteps { () throws(DatabaseFiles.Failure) in
+                try DatabaseFiles.rename(partial, to: path)
+                try DatabaseFiles.syncDirectory(of: path)
+            }
         } catch {
             removeDatabaseFiles(partial)
             throw error
@@ -138,9 +142,7 @@ extension SQLiteSheetStore {
             {
                 users = Int(n)
             }
-            var info = stat()
-            let bytes = stat(path, &info) == 0 ? Int(info.st_size) : 0
-            return DatabaseCopyReport(path: path, bytes: bytes, users: users, schemaVersion: version)
+            return DatabaseCopyReport(path: path, bytes: DatabaseFiles.size(of: path), users: users, schemaVersion: version)
         }
     }
 
@@ -148,32 +150,23 @@ extension SQLiteSheetStore {
     /// so that only the file itself is left to be replaced. A database that cannot be opened (corrupt,
     /// the reason for the restore) just loses those files.
     private static func settleOldDatabase(_ path: String) {
-        if access(path, F_OK) == 0, let db = try? Connection(path: path, flags: [.readWrite, .noMutex], options: .init(walJournal: false)) {
+        if DatabaseFiles.exists(path), let db = try? Connection(path: path, flags: [.readWrite, .noMutex], options: .init(walJournal: false)) {
             _ = try? db.checkpoint(.truncate)
             db.close()
         }
-        for suffix in ["-wal", "-shm", "-journal"] { unlink(path + suffix) }
+        for suffix in ["-wal", "-shm", "-journal"] { DatabaseFiles.remove(path + suffix) }
     }
 
     private static func removeDatabaseFiles(_ path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+        for suffix in ["", "-wal", "-shm", "-journal"] { DatabaseFiles.remove(path + suffix) }
     }
 }
 
-private func syncFile(_ path: String) throws(StoreError) {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw .unavailable("cannot open \(path): \(errnoText())") }
-    defer { close(fd) }
-    guard fsync(fd) == 0 else { throw .unavailable("cannot fsync \(path): \(errnoText())") }
+/// File-system steps whose failures are I/O problems of the store.
+private func fileSteps(_ body: () throws(DatabaseFiles.Failure) -> Void) throws(StoreError) {
+    do {
+        try body()
+    } catch {
+        throw .unavailable(error.description)
+    }
 }
-
-/// A rename is durable once the directory holding it is synced.
-private func syncDirectory(of path: String) throws(StoreError) {
-    let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-    let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    guard fd >= 0 else { throw .unavailable("cannot open \(directory): \(errnoText())") }
-    defer { close(fd) }
-    guard fsync(fd) == 0 else { throw .unavailable("cannot fsync \(directory): \(errnoText())") }
-}
-
-private func errnoText() -> String { String(cString: strerror(errno)) }

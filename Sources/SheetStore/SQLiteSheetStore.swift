@@ -1,4 +1,3 @@
-import Dispatch
 import SQLiteKit
 public import SheetPolicy
 import Synchronization
@@ -71,7 +70,7 @@ public final class SQLiteSheetStore: SheetStore {
     /// The migration listing of the database at `path` (`sheetd migrate --status`); a missing file
     /// lists every migration as pending. Never writes.
     public static func migrationStatus(path: String) throws(StoreError) -> [MigrationStatus] {
-        guard access(path, F_OK) == 0 else { return try Migrator().statusOfEmptyDatabase() }
+        guard DatabaseFiles.exists(path) else { return try Migrator().statusOfEmptyDatabase() }
         let connection = try mapErrors {
             try Connection(path: path, flags: [.readOnly, .noMutex], options: .init(walJournal: false))
         }

@@ -219,18 +219,18 @@ private func onThreads(_ threads: Int, _ body: @escaping @Sendable (Int) -> Void
         let a = Array("header.payload.signature".utf8)
         var b = a
         b[3] ^= 1
-        a.withUnsafeBufferPointer { pa in
-            b.withUnsafeBufferPointer { pb in
-                let borrowed = ByteKey(borrowing: pa, fingerprint: 7)
-                #expect(borrowed == ByteKey(copying: pa, fingerprint: 7))
-                #expect(borrowed.hashValue == ByteKey(copying: pa, fingerprint: 7).hashValue)
-                #expect(borrowed != ByteKey(borrowing: pb, fingerprint: 7), "same fingerprint, other bytes")
-                #expect(borrowed != ByteKey(borrowing: UnsafeBufferPointer(rebasing: pa.dropLast()), fingerprint: 7))
-                #expect(borrowed != ByteKey(borrowing: pa, fingerprint: 8))
-            }
+        let shorter = Array(a.dropLast())
+        let owned = ByteKey(copying: a.span, fingerprint: 7)
+        ByteKey.withBorrowed(a.span, fingerprint: 7) { borrowed in
+            #expect(borrowed == owned)
+            #expect(borrowed.hashValue == owned.hashValue)
+            ByteKey.withBorrowed(b.span, fingerprint: 7) { #expect(borrowed != $0, "same fingerprint, other bytes") }
+            ByteKey.withBorrowed(shorter.span, fingerprint: 7) { #expect(borrowed != $0) }
+            ByteKey.withBorrowed(a.span, fingerprint: 8) { #expect(borrowed != $0) }
         }
         let empty: [UInt8] = []
-        empty.withUnsafeBufferPointer { p in #expect(ByteKey(borrowing: p, fingerprint: 0) == ByteKey(copying: p, fingerprint: 0)) }
+        let emptyKey = ByteKey(copying: empty.span, fingerprint: 0)
+        ByteKey.withBorrowed(empty.span, fingerprint: 0) { #expect($0 == emptyKey) }
     }
 
     /// A hit on a borrowed key in the previous generation stores an owned copy: the entry is still
@@ -238,18 +238,20 @@ private func onThreads(_ threads: Int, _ body: @escaping @Sendable (Int) -> Void
     @Test func promotionStoresAnOwnedKey() {
         let cache = GenerationalCache<ByteKey, Int>(generationCapacity: 1, shardCount: 1)
         let token = Array("token-1".utf8)
-        token.withUnsafeBufferPointer { cache.insert(1, for: ByteKey(copying: $0, fingerprint: 1), hash: 0) }
-        Array("token-2".utf8).withUnsafeBufferPointer { cache.insert(2, for: ByteKey(copying: $0, fingerprint: 2), hash: 0) }
+        let other = Array("token-2".utf8)
+        cache.insert(1, for: ByteKey(copying: token.span, fingerprint: 1), hash: 0)
+        cache.insert(2, for: ByteKey(copying: other.span, fingerprint: 2), hash: 0)
         do {
             var scratch = token
             let hit = scratch.withUnsafeMutableBufferPointer { p in
-                let v = cache.value(for: ByteKey(borrowing: UnsafeBufferPointer(p), fingerprint: 1), hash: 0)
+                let bytes = UnsafeBufferPointer(p)
+                let v = ByteKey.withBorrowed(bytes.span, fingerprint: 1) { cache.value(for: $0, hash: 0) }
                 p[0] = 0  // the borrowed bytes change after the lookup
                 return v
             }
             #expect(hit == 1)
         }
-        let again = token.withUnsafeBufferPointer { cache.value(for: ByteKey(borrowing: $0, fingerprint: 1), hash: 0) }
+        let again = ByteKey.withBorrowed(token.span, fingerprint: 1) { cache.value(for: $0, hash: 0) }
         #expect(again == 1)
     }
 }

@@ -151,3 +151,18 @@ import Testing
         #expect(runs.withLock { $0 } == after)
     }
 }
+
+@Suite struct LatchTests {
+    /// The waiter gets the value another thread opened the latch with; a later open changes nothing.
+    @Test func waiterGetsTheFirstValue() {
+        let latch = Latch<Int>()
+        let thread = Thread {
+            usleep(2_000)
+            latch.open(with: 1)
+            latch.open(with: 2)
+        }
+        thread.start()
+        #expect(latch.wait() == 1)
+        #expect(latch.wait() == 1)
+    }
+}

@@ -6,11 +6,10 @@ import Testing
 @testable import MicroHTTP
 
 /// Promises held by the routes below until a test settles them.
-final class Parked: @unchecked Sendable {  // invariant: promises only touched under lock
-    private let lock = NSLock()
-    private var promises: [ResponsePromise] = []
-    func add(_ p: ResponsePromise) { lock.lock(); promises.append(p); lock.unlock() }
-    var count: Int { lock.lock(); defer { lock.unlock() }; return promises.count }
+final class Parked: Sendable {
+    private let promises = Locked<[ResponsePromise]>([])
+    func add(_ p: ResponsePromise) { promises.withLock { $0.append(p) } }
+    var count: Int { promises.withLock { $0.count } }
     /// Waits up to 2 s for `n` parked requests; returns how many there are.
     @discardableResult
     func wait(for n: Int) -> Int {
@@ -19,10 +18,10 @@ final class Parked: @unchecked Sendable {  // invariant: promises only touched u
         return count
     }
     func takeAll() -> [ResponsePromise] {
-        lock.lock(); defer { lock.unlock() }
-        let all = promises
-        promises = []
-        return all
+        promises.withLock { promises in
+            defer { promises = [] }
+            return promises
+        }
     }
 }
 
@@ -96,7 +95,7 @@ func makeDeferredRouter(parked: Parked) -> Router {
         let parked = Parked()
         try withServer({ $0.threads = 1 }, router: makeDeferredRouter(parked: parked)) { (server, _) throws in
             let port = server.port
-            let answers = Counter()
+            let answers = ConcurrentCounter()
             let clients = (0..<20).map { _ in
                 TestThread {
                     if let r = try? fetch(port, "GET", "/v1/parked"), r.status == 200, r.text == "released" { answers.add() }
@@ -139,8 +138,11 @@ func makeDeferredRouter(parked: Parked) -> Router {
         let server = try startTestServer(router: makeDeferredRouter(parked: parked))
         let c = try RawConnection(port: server.port)
         try c.send("GET /v1/parked HTTP/1.1\r\nHost: x\r\n\r\n")
-        let result = Box<RawResponse?>(nil)
-        let reader = TestThread { result.set(try? c.readResponse()) }
+        let result = Locked<RawResponse?>(nil)
+        let reader = TestThread {
+            let response = try? c.readResponse()
+            result.withLock { $0 = response }
+        }
         parked.wait(for: 1)
         let settler = TestThread {
             usleep(300_000)
@@ -149,7 +151,7 @@ func makeDeferredRouter(parked: Parked) -> Router {
         server.stop(drainTimeout: .seconds(5))
         settler.join()
         reader.join()
-        let r = try #require(result.get())
+        let r = try #require(result.withLock { $0 })
         #expect(r.status == 200)
         #expect(r.text == "settled while draining")
         #expect(r.header("Connection")?.lowercased() == "close")
@@ -161,7 +163,7 @@ func makeDeferredRouter(parked: Parked) -> Router {
         let parked = Parked()
         try withServer({ $0.threads = 1 }, router: makeDeferredRouter(parked: parked)) { (server, _) throws in
             let port = server.port
-            let answers = Counter()
+            let answers = ConcurrentCounter()
             let clients = (0..<6).map { _ in
                 TestThread {
                     if let r = try? fetch(port, "GET", "/v1/parked"), r.status == 200, r.text == "together" { answers.add() }
@@ -188,8 +190,8 @@ func makeDeferredRouter(parked: Parked) -> Router {
         let c = try RawConnection(port: server.port)
         try c.send("GET /v1/parked HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(parked.wait(for: 1) == 1)
-        let settled = Counter()
-        let stopped = Counter()
+        let settled = ConcurrentCounter()
+        let stopped = ConcurrentCounter()
         let holder = TestThread {
             ResponsePromise.resumingTogether {
                 for promise in parked.takeAll() { promise.succeed(.text(200, "held", contentType: "text/plain")) }

@@ -1,3 +1,4 @@
+import Concurrency
 import Foundation
 @_spi(Testing) import Observability
 import Synchronization
@@ -337,7 +338,7 @@ import Testing
     @Test func concurrentRequestsFromManyConnections() throws {
         try withServer({ $0.threads = 4 }) { (server, metrics) throws in
             let port = server.port
-            let failures = Counter()
+            let failures = ConcurrentCounter()
             let threads = (0..<32).map { t in
                 TestThread {
                     do {
@@ -387,16 +388,19 @@ import Testing
     /// stop(drainTimeout:) lets an in-flight request finish (with Connection: close), then returns.
     @Test func stopWaitsForInFlightRequests() throws {
         let server = try startTestServer()
-        let result = Box<RawResponse?>(nil)
+        let result = Locked<RawResponse?>(nil)
         let c = try RawConnection(port: server.port)
         try c.send("GET /v1/slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        let reader = TestThread { result.set(try? c.readResponse()) }
+        let reader = TestThread {
+            let response = try? c.readResponse()
+            result.withLock { $0 = response }
+        }
         usleep(100_000)
         let start = ContinuousClock.now
         server.stop(drainTimeout: .seconds(5))
         let elapsed = ContinuousClock.now - start
         reader.join()
-        let r = try #require(result.get())
+        let r = try #require(result.withLock { $0 })
         #expect(r.status == 200)
         #expect(r.text == "slow done")
         #expect(r.header("Connection")?.lowercased() == "close")
@@ -480,19 +484,4 @@ import Testing
         bad.host = "localhost.invalid"
         #expect(throws: HTTPServerError.self) { try HTTPServer(configuration: bad, router: Router(), metrics: HTTPMetrics()).start() }
     }
-}
-
-final class Counter: @unchecked Sendable {  // invariant: value only touched under lock
-    private let lock = NSLock()
-    private var n = 0
-    func add() { lock.lock(); n += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return n }
-}
-
-final class Box<T>: @unchecked Sendable {  // invariant: value only touched under lock
-    private let lock = NSLock()
-    private var v: T
-    init(_ v: T) { self.v = v }
-    func set(_ nv: T) { lock.lock(); v = nv; lock.unlock() }
-    func get() -> T { lock.lock(); defer { lock.unlock() }; return v }
 }

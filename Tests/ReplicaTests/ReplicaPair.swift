@@ -1,3 +1,4 @@
+import Concurrency
 import Foundation
 import FoundationNetworking
 import MicroHTTP
@@ -107,17 +108,18 @@ struct Replica: Sendable {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
-        let box = Box()
+        let box = Locked<Response?>(nil)
         let done = DispatchSemaphore(value: 0)
         URLSession.shared.dataTask(with: request) { data, response, _ in
             if let response = response as? HTTPURLResponse {
                 var headers: [String: String] = [:]
                 for (k, v) in response.allHeaderFields { headers["\(k)"] = "\(v)" }
-                box.value = Response(status: response.statusCode, headers: headers, text: String(decoding: data ?? Data(), as: UTF8.self))
+                let answer = Response(status: response.statusCode, headers: headers, text: String(decoding: data ?? Data(), as: UTF8.self))
+                box.withLock { $0 = answer }
             }
             done.signal()
         }.resume()
-        guard done.wait(timeout: .now() + 20) == .success, let value = box.value else {
+        guard done.wait(timeout: .now() + 20) == .success, let value = box.withLock({ $0 }) else {
             throw ReplicaTestError("no answer to \(method) \(path)")
         }
         return value
@@ -127,31 +129,26 @@ struct Replica: Sendable {
     func put(_ path: String, _ json: String) throws -> Response { try request("PUT", path, json: json) }
 }
 
-private final class Box: @unchecked Sendable {
-    // Written by the URLSession callback before the semaphore signals, read after the wait.
-    var value: Replica.Response?
-}
-
 struct ReplicaTestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
 
 /// A value computed on another thread, waited for.
-final class Background<T: Sendable>: @unchecked Sendable {
-    // `value` is written once before `done` signals and read after the wait.
-    private var value: T?
+final class Background<T: Sendable>: Sendable {
+    private let value = Locked<T?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     init(_ body: @escaping @Sendable () -> T) {
         Thread.detachNewThread { [self] in
-            value = body()
+            let result = body()
+            value.withLock { $0 = result }
             done.signal()
         }
     }
 
     func wait() -> T? {
         _ = done.wait(timeout: .now() + 20)
-        return value
+        return value.withLock { $0 }
     }
 }

@@ -1,3 +1,4 @@
+import Concurrency
 import Foundation
 import SQLiteKit
 import SheetStore
@@ -158,11 +159,13 @@ import Testing
 }
 
 /// Count PUTs with event ids from one thread until `stop()`; remembers the ids the server acknowledged (200).
-final class CountWriter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var acked: [String] = []
-    private var failed = 0
-    private var stopped = false
+final class CountWriter: Sendable {
+    private struct State {
+        var acked: [String] = []
+        var failed = 0
+        var stopped = false
+    }
+    private let state = Locked(State())
     private let done = DispatchSemaphore(value: 0)
 
     init(port: Int) {
@@ -173,19 +176,19 @@ final class CountWriter: @unchecked Sendable {
                 let id = "load-\(n)"
                 let answer = try? BackupRestoreTests.http(
                     port, "PUT", "/v1/users/w\(n % 64)/containers/box/count", #"{"count":\#(n),"eventId":"\#(id)"}"#)
-                lock.lock()
-                if answer?.status == 200 { acked.append(id) } else { failed += 1 }
-                lock.unlock()
+                state.withLock { s in
+                    if answer?.status == 200 { s.acked.append(id) } else { s.failed += 1 }
+                }
             }
             done.signal()
         }
     }
 
-    private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
-    var failures: Int { lock.lock(); defer { lock.unlock() }; return failed }
+    private var isStopped: Bool { state.withLock { $0.stopped } }
+    var failures: Int { state.withLock { $0.failed } }
 
     /// The ids acknowledged so far.
-    func acknowledged() -> [String] { lock.lock(); defer { lock.unlock() }; return acked }
+    func acknowledged() -> [String] { state.withLock { $0.acked } }
 
     func waitForAcknowledged(_ count: Int, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
@@ -198,10 +201,10 @@ final class CountWriter: @unchecked Sendable {
 
     /// Stops the writer and waits for its last request. Idempotent.
     func stop() {
-        lock.lock()
-        let first = !stopped
-        stopped = true
-        lock.unlock()
+        let first = state.withLock { s in
+            defer { s.stopped = true }
+            return !s.stopped
+        }
         if first { done.wait() }
     }
 }

@@ -55,7 +55,7 @@ import Testing
             for v in values {
                 let viaString = Result { () throws(TokenError) in try verifier.principal(authorization: v, now: t) }
                 var copy = v
-                let viaBytes = copy.withUTF8 { b in Result { () throws(TokenError) in try verifier.principal(authorizationBytes: b, now: t) } }
+                let viaBytes = copy.withUTF8 { b in Result { () throws(TokenError) in try verifier.principal(authorizationBytes: b.span, now: t) } }
                 #expect(viaString == viaBytes, "\(v.prefix(12)) at \(t - now)")
             }
         }
@@ -69,22 +69,19 @@ import Testing
         let a = Array("header.payload.signature-abcdefghijklmnop".utf8)
         var b = a
         b[b.count - 5] ^= 1
-        a.withUnsafeBufferPointer { pa in
-            b.withUnsafeBufferPointer { pb in
-                let fingerprint = VerifiedTokenCache.fingerprint(pa)
-                let borrowed = ByteKey(borrowing: pa, fingerprint: fingerprint)
-                #expect(borrowed == ByteKey(copying: pa, fingerprint: fingerprint))
-                #expect(borrowed.hashValue == ByteKey(copying: pa, fingerprint: fingerprint).hashValue)
-                #expect(borrowed != ByteKey(borrowing: pb, fingerprint: VerifiedTokenCache.fingerprint(pb)))
-                #expect(fingerprint != VerifiedTokenCache.fingerprint(pb))
-            }
+        let fingerprint = VerifiedTokenCache.fingerprint(a.span), otherFingerprint = VerifiedTokenCache.fingerprint(b.span)
+        let owned = ByteKey(copying: a.span, fingerprint: fingerprint)
+        ByteKey.withBorrowed(a.span, fingerprint: fingerprint) { borrowed in
+            #expect(borrowed == owned)
+            #expect(borrowed.hashValue == owned.hashValue)
+            ByteKey.withBorrowed(b.span, fingerprint: otherFingerprint) { #expect(borrowed != $0) }
         }
+        #expect(fingerprint != otherFingerprint)
         for n in 0..<3 {
             let short = [UInt8](repeating: 0x41, count: n)
-            short.withUnsafeBufferPointer { p in
-                let fingerprint = VerifiedTokenCache.fingerprint(p)
-                #expect(ByteKey(borrowing: p, fingerprint: fingerprint) == ByteKey(copying: p, fingerprint: fingerprint))
-            }
+            let fingerprint = VerifiedTokenCache.fingerprint(short.span)
+            let owned = ByteKey(copying: short.span, fingerprint: fingerprint)
+            ByteKey.withBorrowed(short.span, fingerprint: fingerprint) { #expect($0 == owned) }
         }
     }
 
@@ -155,17 +152,23 @@ import Testing
         var seen: Set<Int> = []
         for length in 0...body.count {
             let prefix = Array(body.prefix(length))
-            #expect(DecisionCache.fingerprint(prefix) == DecisionCache.fingerprint(Array(prefix)))
-            seen.insert(DecisionCache.fingerprint(prefix))
+            let copy = Array(prefix)
+            let (key, copyKey) = (DecisionCache.fingerprint(prefix.span), DecisionCache.fingerprint(copy.span))
+            #expect(key == copyKey)
+            seen.insert(key)
         }
         #expect(seen.count == body.count + 1)
         for index in body.indices {
             var changed = body
             changed[index] ^= 1
-            #expect(DecisionCache.fingerprint(changed) != DecisionCache.fingerprint(body))
-            #expect(!DecisionCache.sameBytes(changed, body))
+            let (changedKey, key) = (DecisionCache.fingerprint(changed.span), DecisionCache.fingerprint(body.span))
+            #expect(changedKey != key)
+            let same = DecisionCache.sameBytes(changed.span, body.span)
+            #expect(!same)
         }
-        #expect(DecisionCache.sameBytes(body, Array(body)) && DecisionCache.sameBytes([], []))
+        let copy = Array(body), empty: [UInt8] = []
+        let (bodySame, emptySame) = (DecisionCache.sameBytes(body.span, copy.span), DecisionCache.sameBytes(empty.span, empty.span))
+        #expect(bodySame && emptySame)
         let cache = DecisionCache()
         var computed = 0
         for length in [0, 1, 15, 16, 17, 31, 32, 33, 100] {

@@ -1,3 +1,4 @@
+import Concurrency
 import Foundation
 import TestSupport
 import Testing
@@ -183,9 +184,8 @@ import Testing
 }
 
 /// Reads a pipe line by line on a background thread.
-final class LineReader: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
+final class LineReader: Sendable {
+    private let lines = Locked<[String]>([])
     init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             var pending = Data()
@@ -196,28 +196,22 @@ final class LineReader: @unchecked Sendable {
                 while let nl = pending.firstIndex(of: 0x0a) {
                     let line = String(decoding: pending[pending.startIndex..<nl], as: UTF8.self)
                     pending.removeSubrange(pending.startIndex...nl)
-                    lock.lock(); lines.append(line); lock.unlock()
+                    lines.withLock { $0.append(line) }
                 }
             }
         }
     }
     /// Lines read so far that satisfy `predicate`.
     func count(where predicate: (String) -> Bool) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return lines.filter(predicate).count
+        lines.withLock { $0.filter(predicate).count }
     }
 
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return lines
-    }
+    var all: [String] { lines.withLock { $0 } }
 
     func waitFor(_ needle: String, seconds: Double) -> String? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            lock.lock(); let found = lines.first { $0.contains(needle) }; lock.unlock()
+            let found = lines.withLock { $0.first { $0.contains(needle) } }
             if let found { return found }
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -318,10 +312,8 @@ final class RawSocket {
 
 /// Decision GETs from `clients` threads, one connection per request, until `stop()` or the server
 /// stops answering.
-final class DecisionLoad: @unchecked Sendable {
-    private let lock = NSLock()
-    private var answered = 0
-    private var stopped = false
+final class DecisionLoad: Sendable {
+    private let state = Locked((answered: 0, stopped: false))
 
     init(port: Int, clients: Int) {
         for client in 0..<clients {
@@ -335,26 +327,25 @@ final class DecisionLoad: @unchecked Sendable {
                         )) != nil,
                         let response = try? socket.receiveAll(), response.hasPrefix("HTTP/1.1 ")
                     else { break }
-                    lock.lock(); answered += 1; lock.unlock()
+                    state.withLock { $0.answered += 1 }
                 }
             }
         }
     }
 
-    private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
+    private var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Whether `count` requests were answered within `seconds`.
     func waitForAnswers(_ count: Int, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            lock.lock(); let n = answered; lock.unlock()
-            if n >= count { return true }
+            if state.withLock({ $0.answered }) >= count { return true }
             Thread.sleep(forTimeInterval: 0.01)
         }
         return false
     }
 
-    func stop() { lock.lock(); stopped = true; lock.unlock() }
+    func stop() { state.withLock { $0.stopped = true } }
 }
 
 /// A child process started with no signal blocked and SIGTERM/SIGINT at their default action, as a

@@ -1,3 +1,4 @@
+import Concurrency
 import Foundation
 import JSONKit
 import MicroHTTP
@@ -305,13 +306,12 @@ enum Concurrently {
     }
 }
 
-final class ResultSlots<T: Sendable>: @unchecked Sendable {
-    // Each slot is written once by its own thread, read after the group's wait.
-    private var slots: [T?]
-    private let lock = NSLock()
-    init(_ n: Int) { slots = Array(repeating: nil, count: n) }
-    func set(_ i: Int, _ v: T) { lock.lock(); slots[i] = v; lock.unlock() }
-    func all() -> [T] { lock.lock(); defer { lock.unlock() }; return slots.map { $0! } }
+/// Each slot is written once by its own thread, read after the group's wait.
+final class ResultSlots<T: Sendable>: Sendable {
+    private let slots: Locked<[T?]>
+    init(_ n: Int) { slots = Locked(Array(repeating: nil, count: n)) }
+    func set(_ i: Int, _ v: T) { slots.withLock { $0[i] = v } }
+    func all() -> [T] { slots.withLock { $0.map { $0! } } }
 }
 
 /// A blocking one-request HTTP/1.1 client over a plain socket (Connection: close).

@@ -1,3 +1,4 @@
+import Concurrency
 import Dispatch
 import Foundation
 import SheetPolicy
@@ -112,18 +113,5 @@ import Testing
         #expect(try store.experimentCounts(experimentId: "e2").arms["a"]?.exposedUsers == 5)
         other.close()
         store.close()
-    }
-}
-
-/// A value behind a lock, for tests.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    // Every access goes through `lock`.
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
     }
 }

@@ -123,7 +123,7 @@ import Testing
     /// commit and the end of the session.
     @Test func aBatchRunsItsJobsInOrderInOneTransaction() throws {
         let database = Database()
-        let engine = GroupCommitEngine(label: "test.engine", backend: Backend(database: database), retention: .default)
+        let engine = GroupCommitEngine(backend: Backend(database: database), retention: .default)
         defer { engine.close() }
         let results = Self.runAsOneBatch(
             engine,
@@ -167,7 +167,7 @@ import Testing
     @Test func aFailedStatementFailsOnlyTheJobAtFault() throws {
         let database = Database()
         database.contents.withLock { $0.refusedUser = "bad" }
-        let engine = GroupCommitEngine(label: "test.engine", backend: Backend(database: database), retention: .default)
+        let engine = GroupCommitEngine(backend: Backend(database: database), retention: .default)
         defer { engine.close() }
         let jobs: [(user: String, eventId: String?, body: GroupCommitJob.Body)] = (0..<64).map { i in
             (i == 40 ? "bad" : "u\(i % 4)", "e\(i)", Self.add(1, outcome: UInt8(i)))
@@ -191,7 +191,7 @@ import Testing
     /// the batch, commits nothing and reruns nothing.
     @Test func aLostCommitAcknowledgesNobody() throws {
         let database = Database()
-        let engine = GroupCommitEngine(label: "test.engine", backend: Backend(database: database), retention: .default)
+        let engine = GroupCommitEngine(backend: Backend(database: database), retention: .default)
         defer { engine.close() }
         _ = try engine.update(userId: "u", eventId: nil) { state, _ in
             state.containers[Self.key] = ContainerCount(count: 1)
@@ -210,7 +210,7 @@ import Testing
     /// Completions run once the session has ended (SQLite's readers have heard of the commit).
     @Test func completionsRunAfterTheSession() throws {
         let database = Database()
-        let engine = GroupCommitEngine(label: "test.engine", backend: Backend(database: database), retention: .default)
+        let engine = GroupCommitEngine(backend: Backend(database: database), retention: .default)
         defer { engine.close() }
         let done = DispatchSemaphore(value: 0)
         let sessionOpen = Box<Bool?>(nil)
@@ -227,7 +227,7 @@ import Testing
     /// One prune step every `StoreRetention.pruneEveryCommits` commits; a closed engine refuses jobs.
     @Test func prunesEveryFewHundredCommitsAndRefusesJobsWhenClosed() throws {
         let database = Database()
-        let engine = GroupCommitEngine(label: "test.engine", backend: Backend(database: database), retention: .default)
+        let engine = GroupCommitEngine(backend: Backend(database: database), retention: .default)
         for i in 0..<(StoreRetention.pruneEveryCommits * 2 + 1) {
             _ = try engine.update(userId: "u", eventId: "e\(i)") { _, _ in [] }
         }

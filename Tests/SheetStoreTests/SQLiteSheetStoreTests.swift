@@ -413,16 +413,16 @@ func withStore<T>(_ body: (SQLiteSheetStore, TemporaryDirectory) throws -> T) th
 }
 
 /// A second, read-only connection that looks at what is committed.
-final class Observer: @unchecked Sendable {  // invariant: db only touched under lock
-    private let lock = NSLock()
-    private let db: Connection
-    init(path: String) throws { db = try Connection(path: path, flags: [.readOnly], options: .init(walJournal: false)) }
+final class Observer: Sendable {
+    private let db: Locked<Connection>
+    init(path: String) throws { db = Locked(try Connection(path: path, flags: [.readOnly], options: .init(walJournal: false))) }
     func count(of userId: String) -> Int? {
-        lock.lock(); defer { lock.unlock() }
-        guard case .blob(let row)? = try? db.scalar("SELECT state FROM user_states WHERE user_id = ?1", [.text(userId)]),
-            let state = try? UserStateCodec.decode(row)
-        else { return nil }
-        return state.containers[ConcurrencyTests.key]?.count
+        db.withLock { db in
+            guard case .blob(let row)? = try? db.scalar("SELECT state FROM user_states WHERE user_id = ?1", [.text(userId)]),
+                let state = try? UserStateCodec.decode(row)
+            else { return nil }
+            return state.containers[ConcurrencyTests.key]?.count
+        }
     }
 }
 

@@ -1,7 +1,10 @@
+import Concurrency
+
 /// A Server-Sent Events reader over a raw connection: sends one GET, then hands out the events of its
 /// chunked `text/event-stream` body one at a time.
-public final class EventStreamClient: @unchecked Sendable {
-    // `@unchecked Sendable` invariant: used by one thread at a time, like `RawConnection`.
+///
+/// Used by one thread at a time, like `RawConnection`; its state sits behind a lock all the same.
+public final class EventStreamClient: Sendable {
     /// One event: its fields (`event`, `id`, `data`, `retry`), or a comment line (`: heartbeat`).
     public struct Event: Sendable, Equatable {
         public var fields: [String: String] = [:]
@@ -13,9 +16,21 @@ public final class EventStreamClient: @unchecked Sendable {
 
     public let connection: RawConnection
     public let head: RawResponse
-    private var pending: [UInt8] = []
+    private struct State {
+        var pending: [UInt8] = []
+        var ended = false
+    }
+    private let state = Locked(State())
+    /// Body bytes received and not handed out yet.
+    private var pending: [UInt8] {
+        get { state.withLock { $0.pending } }
+        set { state.withLock { $0.pending = newValue } }
+    }
     /// True once the server ended the body (or closed the connection).
-    public private(set) var ended = false
+    public private(set) var ended: Bool {
+        get { state.withLock { $0.ended } }
+        set { state.withLock { $0.ended = newValue } }
+    }
 
     public init(port: Int, target: String, headers: [(String, String)]) throws {
         connection = try RawConnection(port: port)
@@ -30,9 +45,10 @@ public final class EventStreamClient: @unchecked Sendable {
     public func next(timeoutMilliseconds: Int = 5000) throws -> Event? {
         connection.setReadTimeout(milliseconds: timeoutMilliseconds)
         while true {
+            let pending = pending
             if let end = Self.blockEnd(pending) {
                 let block = String(decoding: pending[0..<end], as: UTF8.self)
-                pending.removeFirst(end + 2)
+                self.pending.removeFirst(end + 2)
                 return Self.parse(block)
             }
             if ended { return nil }
@@ -41,7 +57,7 @@ public final class EventStreamClient: @unchecked Sendable {
                     ended = true
                     continue
                 }
-                pending.append(contentsOf: chunk)
+                self.pending.append(contentsOf: chunk)
             } catch let error as ClientError where error.description != "read timed out" {
                 ended = true
             }

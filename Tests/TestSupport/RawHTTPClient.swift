@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Concurrency
 import Glibc
 #endif
 
@@ -22,10 +23,16 @@ public struct ClientError: Error, CustomStringConvertible {
 
 /// A blocking raw-socket HTTP/1.1 client: exact control over bytes on the wire, keep-alive reuse,
 /// chunked uploads and odd headers.
-/// `@unchecked Sendable` invariant: used by one thread at a time (handed over, never shared).
-public final class RawConnection: @unchecked Sendable {
+/// Used by one thread at a time (handed over, never shared); the bytes read ahead sit behind a lock
+/// all the same, so handing it over needs no promise.
+public final class RawConnection: Sendable {
     private let fd: Int32
-    private var buffer: [UInt8] = []
+    private let received = Locked<[UInt8]>([])
+    /// Bytes read and not consumed yet.
+    private var buffer: [UInt8] {
+        get { received.withLock { $0 } }
+        set { received.withLock { $0 = newValue } }
+    }
 
     public init(port: Int, timeoutSeconds: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -127,6 +134,7 @@ public final class RawConnection: @unchecked Sendable {
     }
 
     private func findHeaderEnd() -> Int? {
+        let buffer = buffer
         guard buffer.count >= 4 else { return nil }
         for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
             return i
@@ -136,9 +144,10 @@ public final class RawConnection: @unchecked Sendable {
 
     private func readLine() throws -> String {
         while true {
+            let buffer = buffer
             if let i = buffer.indices.dropLast().first(where: { buffer[$0] == 13 && buffer[$0 + 1] == 10 }) {
                 let line = String(decoding: buffer[0..<i], as: UTF8.self)
-                buffer.removeFirst(i + 2)
+                self.buffer.removeFirst(i + 2)
                 return line
             }
             guard try fill() else { throw ClientError(description: "closed in chunk") }

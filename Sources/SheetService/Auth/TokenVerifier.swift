@@ -78,12 +78,14 @@ public struct TokenVerifier: Sendable {
     /// The principal for the raw bytes of an `Authorization` header value: a cached user token is
     /// found without building any String (the hot path); everything else goes through the String
     /// overload, with the same outcome.
-    public func principal(authorizationBytes: UnsafeBufferPointer<UInt8>?, now: Int64) throws(TokenError) -> Principal {
+    public func principal(authorizationBytes: Span<UInt8>?, now: Int64) throws(TokenError) -> Principal {
         guard let bytes = authorizationBytes else { throw .missing }
-        if let token = BearerFastPath.token(bytes), token.count <= Self.maximumTokenBytes, let entry = verified.lookup(token) {
+        if let token = BearerFastPath.tokenRange(bytes), token.count <= Self.maximumTokenBytes,
+            let entry = verified.lookup(bytes.extracting(token))
+        {
             return .user(try entry.check(now: now, skew: clockSkewSeconds))
         }
-        return try principal(authorization: String(decoding: bytes, as: UTF8.self), now: now)
+        return try principal(authorization: bytes.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }, now: now)
     }
 
     /// The principal for an `Authorization` header value.

@@ -42,21 +42,23 @@ final class VerifiedTokenCache: Sendable {
     }
 
     /// Looks up the token's exact bytes without copying them (the request header, on the hot path).
-    func lookup(_ token: UnsafeBufferPointer<UInt8>) -> Entry? {
+    func lookup(_ token: Span<UInt8>) -> Entry? {
         let fingerprint = Self.fingerprint(token)
-        return entries.value(for: ByteKey(borrowing: token, fingerprint: fingerprint), hash: Int(truncatingIfNeeded: fingerprint))
+        return ByteKey.withBorrowed(token, fingerprint: fingerprint) { key in
+            entries.value(for: key, hash: Int(truncatingIfNeeded: fingerprint))
+        }
     }
 
     func lookup(_ token: String) -> Entry? {
         var token = token
-        return token.withUTF8 { lookup($0) }
+        return token.withUTF8 { lookup($0.span) }
     }
 
     func insert(_ token: String, _ entry: Entry) {
         var token = token
         token.withUTF8 { bytes in
-            let fingerprint = Self.fingerprint(bytes)
-            entries.insert(entry, for: ByteKey(copying: bytes, fingerprint: fingerprint), hash: Int(truncatingIfNeeded: fingerprint))
+            let fingerprint = Self.fingerprint(bytes.span)
+            entries.insert(entry, for: ByteKey(copying: bytes.span, fingerprint: fingerprint), hash: Int(truncatingIfNeeded: fingerprint))
         }
     }
 
@@ -68,7 +70,7 @@ final class VerifiedTokenCache: Sendable {
     /// and a JWT ends with its signature, so these bytes are effectively random: hashing them instead
     /// of SipHashing the whole token loses nothing, and nobody without the secret can make stored
     /// tokens collide. The last base64url character of an HS256 signature carries only 4 bits.
-    static func fingerprint(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    static func fingerprint(_ b: Span<UInt8>) -> UInt64 {
         var h = UInt64(truncatingIfNeeded: b.count) &* 0x9E37_79B9_7F4A_7C15
         var i = max(0, b.count - 17)
         let end = max(0, b.count - 1)
@@ -88,11 +90,11 @@ final class VerifiedTokenCache: Sendable {
 enum BearerFastPath {
     static func token(_ authorization: String) -> String? {
         var authorization = authorization
-        return authorization.withUTF8 { b in token(b).map { String(decoding: $0, as: UTF8.self) } }
+        return authorization.withUTF8 { b in tokenRange(b.span).map { String(decoding: b[$0], as: UTF8.self) } }
     }
 
-    /// The token's bytes within the header value, without copying.
-    static func token(_ b: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+    /// Where the token is within the header value (`extracting` it copies nothing).
+    static func tokenRange(_ b: Span<UInt8>) -> Range<Int>? {
         guard b.count > 7 else { return nil }
         // "bearer " in any case: `| 0x20` maps exactly the two cases of a letter onto its lower case.
         guard b[0] | 0x20 == 0x62, b[1] | 0x20 == 0x65, b[2] | 0x20 == 0x61, b[3] | 0x20 == 0x72,
@@ -100,6 +102,6 @@ enum BearerFastPath {
         else { return nil }
         let first = b[7], last = b[b.count - 1]
         guard first > 0x20 && first < 0x7F && last > 0x20 && last < 0x7F else { return nil }
-        return UnsafeBufferPointer(rebasing: b[7...])
+        return 7..<b.count
     }
 }

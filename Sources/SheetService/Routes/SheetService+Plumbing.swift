@@ -16,10 +16,9 @@ extension SheetService {
             var principal: Result<Principal, TokenError> = .failure(.missing)
             request.withHeaderBytes("Authorization") { value in
                 guard let value else { return }
-                // The verifier reads a buffer; it is borrowed only for this call.
-                value.withUnsafeBufferPointer { bytes in
-                    principal = Result { () throws(TokenError) in try tokens.principal(authorizationBytes: bytes, now: Int64(time(nil))) }
-                }
+                do throws(TokenError) {
+                    principal = .success(try tokens.principal(authorizationBytes: value, now: Int64(time(nil))))
+                } catch { principal = .failure(error) }
             }
             return try principal.get()
         } catch {

@@ -51,8 +51,9 @@ final class DecisionStreams: Sendable {
     }
 
     /// Streams take their heartbeats in this many turns per half interval, a slice of them each turn:
-    /// all of them at once is a burst of sends that delays every event queued behind it.
-    static let heartbeatSlices = 32  // `heartbeatSlice` takes the top 5 bits
+    /// all of them at once is a burst of sends (each resumes its connection on an MHD worker) that
+    /// delays every event queued behind it. Smaller slices, more often, bound that burst further.
+    static let heartbeatSlices = 64  // `heartbeatSlice` takes the top 6 bits
 
     /// Each stream's slice comes round every half interval: a stream idle for a whole interval gets its
     /// heartbeat within 1.5 intervals at worst, and streams that carried an event recently get none.
@@ -140,7 +141,7 @@ final class DecisionStreams: Sendable {
     /// A stream's heartbeat slice, from its address (stable for the stream's life): Fibonacci hashing
     /// spreads the aligned addresses evenly, at a multiply per stream and turn.
     static func heartbeatSlice(of id: ObjectIdentifier) -> Int {
-        Int(((UInt64(UInt(bitPattern: id)) >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 59)
+        Int(((UInt64(UInt(bitPattern: id)) >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 58)
     }
 
     private static func decrement(_ counts: inout [String: Int], _ userId: String) {

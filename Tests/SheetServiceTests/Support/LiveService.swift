@@ -1,3 +1,4 @@
+import Concurrency
 import Crypto
 import Foundation
 import FoundationNetworking
@@ -114,17 +115,18 @@ final class LiveService {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
-        let box = ResultBox()
+        let box = Locked<(Data?, HTTPURLResponse?, (any Error)?)?>(nil)
         let semaphore = DispatchSemaphore(value: 0)
         URLSession.shared.dataTask(with: request) { data, response, error in
-            box.value = (data, response as? HTTPURLResponse, error)
+            box.withLock { $0 = (data, response as? HTTPURLResponse, error) }
             semaphore.signal()
         }.resume()
         guard semaphore.wait(timeout: .now() + 10) == .success else { throw TestError("timeout: \(method) \(path)") }
-        guard let response = box.value?.1 else { throw TestError("no response: \(String(describing: box.value?.2))") }
+        let answer = box.withLock { $0 }
+        guard let response = answer?.1 else { throw TestError("no response: \(String(describing: answer?.2))") }
         var headers: [String: String] = [:]
         for (k, v) in response.allHeaderFields { headers["\(k)"] = "\(v)" }
-        return Response(status: response.statusCode, headers: headers, body: box.value?.0 ?? Data())
+        return Response(status: response.statusCode, headers: headers, body: answer?.0 ?? Data())
     }
 
     func put(_ path: String, _ json: String, token: String? = LiveService.adminToken) throws -> Response {
@@ -138,11 +140,6 @@ final class LiveService {
     func get(_ path: String, token: String? = LiveService.adminToken, headers: [String: String] = [:]) throws -> Response {
         try request("GET", path, token: token, headers: headers)
     }
-}
-
-private final class ResultBox: @unchecked Sendable {
-    // Written by the URLSession callback before the semaphore signals, read after the wait.
-    var value: (Data?, HTTPURLResponse?, (any Error)?)?
 }
 
 struct TestError: Error, CustomStringConvertible {
