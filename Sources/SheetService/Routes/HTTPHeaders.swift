@@ -1,3 +1,5 @@
+import MicroHTTP
+
 /// `Content-Type` checks.
 enum MediaType {
     /// application/json or any application/*+json, parameters (charset) allowed.
@@ -21,5 +23,11 @@ enum EntityTag {
             if c == opaque { return true }
         }
         return false
+    }
+
+    /// `matches` for a representation that may also be sent gzip-encoded: the header names our tag or
+    /// its gzip form (`ContentCoding.gzipEntityTag`), the same body in either encoding.
+    static func matchesEitherEncoding(_ header: String, _ etag: String) -> Bool {
+        matches(header, etag) || matches(header, ContentCoding.gzipEntityTag(etag))
     }
 }

@@ -1,6 +1,5 @@
 import MicroHTTP
 import SheetPolicy
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -9,13 +8,24 @@ import Musl
 #endif
 
 /// `GET /v1/users/{userId}/decision/stream`: the decision as Server-Sent Events, pushed when it changes.
-extension SheetService {
+struct StreamsController: RouteController {
+    let authorization: RequestAuthorization
+    let engine: DecisionEngine
+    let streams: DecisionStreams
+    let feed: ChangeFeed
+    let draining: Draining
+
+    func register(on router: Router) {
+        router.add(.GET, "/v1/users/{userId}/decision/stream") { [self] in try decisionStream($0) }
+    }
+
     func decisionStream(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
-        let userId = try authorizeUser(request)
+        let userId = try authorization.authorizeUser(request)
         let context = try DecisionQuery.context(from: request)
         // Verified just above: nil only for the admin token, which does not expire.
-        let tokenValidUntil = (try? tokens.validUntil(authorization: request.header("Authorization"), now: Int64(time(nil)))) ?? nil
-        if draining.load(ordering: .relaxed) {
+        let tokenValidUntil =
+            (try? authorization.tokens.validUntil(authorization: request.header("Authorization"), now: Int64(time(nil)))) ?? nil
+        if draining.isDraining {
             throw Problems.unavailable("sheetd is shutting down; reconnect to another instance")
         }
         do {
@@ -28,7 +38,7 @@ extension SheetService {
         }
         let fresh: DecisionCache.Fresh
         do {
-            fresh = try currentAnswer(userId: userId, context: context)
+            fresh = try engine.currentAnswer(userId: userId, context: context)
         } catch {
             streams.release(userId)
             throw error
@@ -39,19 +49,22 @@ extension SheetService {
             return .empty(200, headers: headers)
         }
         let answer = fresh.answer
-        // A reconnecting client that already has this decision gets no first event.
-        let upToDate = request.header("Last-Event-ID").map { EntityTag.matches($0, answer.etag) || "\"\($0)\"" == answer.etag } ?? false
-        return .stream(headers: headers, maxPendingBytes: DecisionStreams.maxPendingBytes) { [self] body in
+        // A reconnecting client that already has this decision (from an event, or a GET in either
+        // encoding) gets no first event.
+        let upToDate =
+            request.header("Last-Event-ID").map { EntityTag.matchesEitherEncoding($0, answer.etag) || "\"\($0)\"" == answer.etag } ?? false
+        let engine = self.engine, streams = self.streams, feed = self.feed
+        return .stream(headers: headers, maxPendingBytes: DecisionStreams.maxPendingBytes) { body in
             let stream = DecisionStream(
                 userId: userId, context: context, body: body, lastETag: answer.etag,
-                answer: { [self] in try? currentAnswer(userId: $0, context: $1) }, clock: clock,
-                wake: { [feed] in feed.schedule($0) })
+                answer: { try? engine.currentAnswer(userId: $0, context: $1) }, clock: engine.clock,
+                wake: { feed.schedule($0) })
             var first = Array("retry: \(DecisionStreams.retryMillis)\n\n".utf8)
             if !upToDate { first += DecisionStream.event(answer) }
             body.send(first)
             guard streams.open(stream) else { return body.finish(with: DecisionStreams.shutdownEvent) }
             feed.add(stream)
-            body.onClose { [self] _ in
+            body.onClose { _ in
                 stream.boundary.cancel()
                 feed.remove(stream)
                 streams.close(stream)

@@ -8,19 +8,30 @@ import SheetWire
 import Synchronization
 
 /// `POST /v1/catalog/impact`: what a proposed catalog would change for stored users, before it ships.
-extension SheetService {
+struct ImpactController: RouteController {
     /// Users compared when `users` is not given, and the most a request may ask for.
     static let defaultImpactUsers = 1000
     static let maximumImpactUsers = 10_000
     /// The comparison stops after this much time and answers what it has (`sample.complete` false).
     static let impactBudgetMilliseconds = 2000
 
+    let authorization: RequestAuthorization
+    let catalog: CatalogKeeper
+    let limits: CatalogLimits
+    /// One analysis at a time, on its own thread.
+    let analyses: ImpactAnalyses
+    let clock: @Sendable () -> Timestamp
+
+    func register(on router: Router) {
+        router.add(.POST, "/v1/catalog/impact") { [self] in try catalogImpact($0) }
+    }
+
     /// Admin only. The body is a catalog file (`{"sheets": [...]}`), validated as `sheetd catalog
     /// check` does (400 naming each member). A sample of stored users is read (never through the
     /// writer) and both catalogs decide for each in every context the two catalogs name, at one
     /// instant, with the current settings; the answer counts the decisions that change, by kind.
     func catalogImpact(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
-        try requireAdmin(request, "only the admin token may analyse a catalog change")
+        try authorization.requireAdmin(request, "only the admin token may analyse a catalog change")
         var invalid: [(name: String, reason: String)] = []
         var users = Self.defaultImpactUsers
         var from: String?
@@ -44,25 +55,24 @@ extension SheetService {
         }
         if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
         guard let type = request.header("Content-Type"), MediaType.isJSON(type) else { throw Problems.unsupportedMediaType }
-        let (findings, definitions) = CatalogCheck.validate(request.body, limits: catalogLimits)
+        let (findings, definitions) = CatalogCheck.validate(request.body, limits: limits)
         let errors = findings.filter { $0.severity == .error }
         if !errors.isEmpty {
             throw Problems.invalidParams(errors.map { ($0.path.isEmpty ? "body" : $0.path, $0.reason) })
         }
-        _ = catalog  // on a shared database: another replica's changes first
-        let current = catalogSnapshot.current
+        let current = catalog.current  // on a shared database: another replica's changes first
         var proposed = Catalog(definitions)
         proposed.settings = current.settings
-        guard impactAnalyses.begin() else {
+        guard analyses.begin() else {
             throw Problems.tooManyRequests("a catalog impact analysis is running; one runs at a time", retryAfterSeconds: 2)
         }
-        let store = self.store, now = clock()
-        return .deferred { [impactAnalyses, users, from, proposed] promise in
-            impactAnalyses.thread.run {
-                defer { impactAnalyses.end() }
+        let store = catalog.store, databaseErrors = catalog.databaseErrors, now = clock()
+        return .deferred { [analyses, users, from, proposed] promise in
+            analyses.thread.run {
+                defer { analyses.end() }
                 promise.complete { () throws(Problem) in
                     let started = monotonicMicros()
-                    let sample = try self.storage { () throws(StoreError) in try store.sampleUsers(from: from, limit: users) }
+                    let sample = try databaseErrors.guarding { () throws(StoreError) in try store.sampleUsers(from: from, limit: users) }
                     let contexts = CatalogImpact.contexts(of: [current, proposed])
                     var impact = CatalogImpact()
                     var complete = true

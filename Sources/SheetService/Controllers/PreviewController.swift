@@ -3,9 +3,9 @@ import MicroHTTP
 
 /// GET /preview: the live preview page (Preview/preview.html, embedded at build time). The page
 /// holds no data and needs no token; it asks the person for one and calls the API with it.
-extension SheetService {
-    func previewPage() -> HTTPResponse {
-        HTTPResponse(status: 200, headers: Self.previewHeaders, body: embeddedPreviewPage)
+struct PreviewController: RouteController {
+    func register(on router: Router) {
+        router.add(.GET, "/preview") { _ in HTTPResponse(status: 200, headers: Self.previewHeaders, body: embeddedPreviewPage) }
     }
 
     /// A strict Content-Security-Policy: the page's one inline script runs (allowed by its SHA-256,

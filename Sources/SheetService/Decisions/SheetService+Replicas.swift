@@ -8,62 +8,30 @@ import Synchronization
 /// Which cached decision may be served, and why no answer older than an acknowledged write is, is
 /// `DecisionFreshness`'s (its invariants); how the route proves it is `ReplicatedDecisions`'s. Here:
 /// - The catalog: every catalog read compares the database's catalog version (the decision's round
-///   trip carries it; other routes read it with `catalog`), and reloads on a change (`refreshCatalog`).
+///   trip carries it; other routes read it with `CatalogKeeper.current`), and reloads on a change
+///   (`CatalogKeeper.refresh(seen:)`).
 /// - Pushes: the listener's notifications (LISTEN/NOTIFY) wake this replica's streams and long-polls
 ///   for writes committed on other replicas, after `DecisionFreshness.heard` dropped what they made stale.
 /// - A lost listener: every cached answer is dropped, the catalog marked for reload, and every stream
 ///   and long-poll rechecked, when the loss is noticed and again once the listener listens again.
 extension SheetService {
-    /// Reloads the catalog when the database's version `seen` is not the snapshot's. (Not only when
-    /// newer: a database restored from a backup may go back. Two requests that read versions on
-    /// either side of a change may reload twice; the later version always wins in the end.)
-    func refreshCatalog(seen: Int64) throws(Problem) {
-        let freshness = decisions.freshness
-        guard freshness.needsCatalogReload(seen: seen) else { return }
-        try catalogWrites.withLock { _ throws(Problem) in
-            guard freshness.needsCatalogReload(seen: seen) else { return }  // another thread reloaded it
-            // Read after `seen` was: at least as new as that version.
-            let catalog = try storage { () throws(StoreError) in try storedCatalogForReload() }
-            catalogSnapshot.withLock { $0 = catalog }
-            freshness.catalogLoaded(atStoreVersion: seen)
-            replicaCounters.catalogReloads.add(1, ordering: .relaxed)
-        }
-    }
-
-    /// Reads the catalog version, then reloads if it moved (the routes that read only the catalog).
-    func refreshCatalogIfChanged() throws(Problem) {
-        guard let replication else { return }
-        let seen = try storage { () throws(StoreError) in try replication.catalogVersion() }
-        try refreshCatalog(seen: seen)
-    }
-
-    private func storedCatalogForReload() throws(StoreError) -> Catalog {
-        do {
-            return try Self.storedCatalog(store)
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw .failure("the stored catalog does not load: \(error)")
-        }
-    }
-
     /// What the store's listener reports (on its thread, one at a time): exactness first
     /// (`DecisionFreshness.heard`), then reloads and wake-ups, which recompute with it applied.
     func apply(_ change: SharedChange) {
-        decisions.freshness.heard(change)
+        engine.decisions.freshness.heard(change)
         switch change {
         case .users(let userIds):
             replicaCounters.notifications.add(1, ordering: .relaxed)
             for userId in userIds { feed.userChanged(userId) }
         case .catalog:
             replicaCounters.notifications.add(1, ordering: .relaxed)
-            try? refreshCatalogIfChanged()
+            try? catalogKeeper.refreshIfChanged()
             feed.catalogChanged()
         case .listenerReset(let connected):
             replicaCounters.listenerConnected.store(connected, ordering: .relaxed)
             if !connected { replicaCounters.listenerLosses.add(1, ordering: .relaxed) }
             // Notifications may have been missed: nothing cached is trusted, everyone looks again.
-            if connected { try? refreshCatalogIfChanged() }
+            if connected { try? catalogKeeper.refreshIfChanged() }
             feed.catalogChanged()
             Log.write(connected ? .info : .warn, connected ? "listening for other replicas' changes" : "lost the listener connection; caches flushed")
         }

@@ -3,14 +3,38 @@ import SheetPolicy
 import SheetStore
 import Synchronization
 
-/// /healthz, /readyz and /metrics.
-extension SheetService {
+/// /healthz, /readyz, /metrics and /openapi.yaml.
+struct OpsController: RouteController {
+    let store: any SheetStore
+    let draining: Draining
+    let databaseErrors: DatabaseErrors
+    let metrics: HTTPMetrics
+    let openAPIDocument: [UInt8]
+    let catalog: CatalogSnapshot
+    /// Whether replicas share the store (the replica families are rendered then).
+    let replicated: Bool
+    let decisions: DecisionCache
+    let replicaCounters: ReplicaCounters
+    let experimentRecorder: ExperimentRecorder
+    let sheetCounters: SheetCounters
+    let streams: DecisionStreams
+    let longPolls: LongPolls
+
+    func register(on router: Router) {
+        router.add(.GET, "/healthz") { _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
+        router.add(.GET, "/readyz") { [self] _ in try readiness() }
+        router.add(.GET, "/metrics") { [self] _ in .text(200, renderMetrics(), contentType: "text/plain; version=0.0.4; charset=utf-8") }
+        router.add(.GET, "/openapi.yaml") { [openAPIDocument] _ in
+            HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: openAPIDocument)
+        }
+    }
+
     func readiness() throws(Problem) -> HTTPResponse {
-        if draining.load(ordering: .relaxed) { throw Problems.unavailable("sheetd is shutting down") }
+        if draining.isDraining { throw Problems.unavailable("sheetd is shutting down") }
         do {
             try store.ping()
         } catch {
-            databaseErrors.add(1, ordering: .relaxed)
+            databaseErrors.record()
             throw Problems.unavailable("the database does not answer: \(error)")
         }
         return .json(200, Array(#"{"status":"ready"}"#.utf8))
@@ -18,10 +42,9 @@ extension SheetService {
 
     func renderMetrics() -> String {
         let writes = store.writeStatistics
+        let current = catalog.current
         return metrics.renderPrometheus()
-            + Self.family(
-                "sheetd_database_errors_total", "counter", "Storage operations that failed.",
-                "\(databaseErrors.load(ordering: .relaxed))")
+            + Self.family("sheetd_database_errors_total", "counter", "Storage operations that failed.", "\(databaseErrors.count)")
             + Self.family("sheetd_store_updates_total", "counter", "User events run in committed write transactions.", "\(writes.updates)")
             + Self.family(
                 "sheetd_store_commits_total", "counter",
@@ -32,13 +55,13 @@ extension SheetService {
                 "sheetd_store_wal_restarts_total", "counter",
                 "Checkpoints by the writer that let the WAL start over.", "\(writes.walRestarts)")
             + decisionCacheMetrics()
-            + experimentRecorder.render(catalog: catalogSnapshot.current)
+            + experimentRecorder.render(catalog: current)
             + Self.family("sheetd_streams_open", "gauge", "Open decision streams (Server-Sent Events).", "\(streams.openCount)")
             + Self.family("sheetd_long_polls_waiting", "gauge", "Decision requests held by Prefer: wait.", "\(longPolls.count)")
-            + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(catalogSnapshot.current.sheets.count)")
-            + sheetCounters.render(catalog: catalogSnapshot.current)
+            + Self.family("sheetd_catalog_sheets", "gauge", "Sheet definitions in the catalog.", "\(current.sheets.count)")
+            + sheetCounters.render(catalog: current)
             + replicaMetrics()
-            + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(Self.version)\"}")
+            + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(SheetService.version)\"}")
     }
 
     /// Decision cache lookups: the hit ratio tells whether `SHEETD_DECISION_CACHE` holds the active
@@ -56,7 +79,7 @@ extension SheetService {
 
     /// The replica families, on a shared database only.
     private func replicaMetrics() -> String {
-        guard replication != nil else { return "" }
+        guard replicated else { return "" }
         let c = replicaCounters
         return Self.family(
             "sheetd_replica_notifications_total", "counter", "Change notifications heard from other replicas.",
