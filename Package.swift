@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers, one-way: sheetd → SheetService → {MicroHTTP, SheetStore, SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
-// SheetWire (the API's wire format of policy values) → {SheetPolicy, JSONKit};
+// SheetWire (the API's wire format: request bodies decoded into typed values, every answer encoded) → {SheetPolicy, JSONKit};
 // SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite;
 // MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses, gzip) → {CMicroHTTPD, CZlib, Concurrency, JSONKit, Observability};
 // Observability (the JSON-lines logger, the Prometheus text format, the monotonic clock) → JSONKit; Crypto → CCrypto. SheetdClient (the typed Swift client for apps) → Foundation only: no server module

@@ -2,6 +2,7 @@ import Concurrency
 public import MicroHTTP
 public import SheetPolicy
 public import SheetStore
+import SheetWire
 import Synchronization
 
 /// The sheetd application: the /v1 API and the ops endpoints over a store and the policy.

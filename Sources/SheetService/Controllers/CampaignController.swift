@@ -21,7 +21,7 @@ struct CampaignController: RouteController {
     /// `POST /v1/users/{userId}/impressions`: the client presented the sheet. One event, as the others.
     func reportImpression(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorization.authorizeUser(request)
-        let impression = try ImpressionReport(try request.jsonObject())
+        let impression = try request.decodeBody(ImpressionReport.init)
         let sheetId = impression.sheetId
         let events = catalog.eventCatalog(), clock = recorder.clock
         return recorder.record(userId: userId, eventId: impression.eventId, kind: .impression, emitting: [(sheetId, .impression, nil)]) {
@@ -44,7 +44,7 @@ struct CampaignController: RouteController {
     func putAttributes(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorization.authorizeUser(request)
         try authorization.requireAdmin(request, "only the admin token may set a user's segments")
-        let segments = try UserAttributes(try request.jsonObject()).segments
+        let segments = try request.decodeBody(UserAttributes.init).segments
         return recorder.record(userId: userId, eventId: nil, kind: .attributes) { state in
             state.campaign.segments = segments
             return EventOutcome.attributes(userId: userId, segments: segments).jsonBytes()

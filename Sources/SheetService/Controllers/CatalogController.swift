@@ -137,7 +137,7 @@ struct CatalogController: RouteController {
     /// so cached decisions and streams see it as they see a catalog edit).
     func putSettings(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try authorization.requireAdmin(request, "only the admin token may change the settings")
-        let settings = try SettingsBody(try request.jsonObject()).settings
+        let settings = try request.decodeBody(SettingsBody.init).settings
         let author = try authorization.revisionAuthor(request)
         _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
         let tag = try catalog.writes.withLock { _ throws(Problem) -> String in

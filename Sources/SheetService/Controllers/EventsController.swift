@@ -20,7 +20,7 @@ struct EventsController: RouteController {
     func reportCount(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorization.authorizeUser(request)
         let containerId = try request.pathIdentifier("containerId")
-        let report = try CountReport(try request.jsonObject())
+        let report = try request.decodeBody(CountReport.init)
         let filter = report.filter
         let events = catalog.eventCatalog(), clock = recorder.clock
         return recorder.record(userId: userId, eventId: report.eventId, kind: .count) { state in
@@ -33,7 +33,7 @@ struct EventsController: RouteController {
 
     func reportDismissal(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorization.authorizeUser(request)
-        let dismissal = try Dismissal(try request.jsonObject())
+        let dismissal = try request.decodeBody(Dismissal.init)
         let sheetId = dismissal.sheetId
         let events = catalog.eventCatalog(), clock = recorder.clock
         return recorder.record(
@@ -49,7 +49,7 @@ struct EventsController: RouteController {
 
     func reportPresentation(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorization.authorizeUser(request)
-        let presentation = try Presentation(try request.jsonObject())
+        let presentation = try request.decodeBody(PresentationReport.init)
         let sheetId = presentation.sheetId, parentSheetId = presentation.parentSheetId
         let events = catalog.eventCatalog(), clock = recorder.clock
         // "Opened from" a sheet (its stats): a presentation naming it as the parent.
@@ -69,7 +69,7 @@ struct EventsController: RouteController {
     func reportContentHeight(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorization.authorizeUser(request)
         let sheetId = try request.pathIdentifier("sheetId")
-        let report = try ContentHeightReport(try request.jsonObject())
+        let report = try request.decodeBody(ContentHeightReport.init)
         let platform = report.platform, height = report.height
         let events = catalog.eventCatalog(), clock = recorder.clock
         return recorder.record(userId: userId, eventId: report.eventId, kind: .contentHeight) { state in

@@ -21,7 +21,7 @@ struct ExperimentsController: RouteController {
     /// window after their exposure, else unattributed; pinned users count nowhere.
     func reportConversion(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorization.authorizeUser(request)
-        let conversion = try ConversionReport(try request.jsonObject())
+        let conversion = try request.decodeBody(ConversionReport.init)
         let sheetId = conversion.sheetId, goal = conversion.goal
         let events = catalog.eventCatalog(), clock = recorder.clock
         return recorder.record(userId: userId, eventId: conversion.eventId, kind: .conversion) { state, activity in
@@ -59,7 +59,7 @@ struct ExperimentsController: RouteController {
         try authorization.requireAdmin(request, "only the admin token may pin users to an arm")
         let experimentId = try request.pathIdentifier("experimentId")
         let userId = try request.pathIdentifier("userId")
-        let pin = try PinBody(try request.jsonObject())
+        let pin = try request.decodeBody(PinBody.init)
         guard let (_, experiment) = catalog.current.experiment(id: experimentId) else {
             throw Problems.notFound("no experiment '\(experimentId)' in the catalog")
         }

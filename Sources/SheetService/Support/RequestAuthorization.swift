@@ -1,6 +1,7 @@
 import JSONKit
 import MicroHTTP
 import SheetStore
+import SheetWire
 
 #if canImport(Glibc)
 import Glibc
@@ -77,5 +78,11 @@ extension HTTPRequest {
         guard let type = header("Content-Type"), MediaType.isJSON(type) else { throw Problems.unsupportedMediaType }
         if let charset = RequestBody.foreignCharset(type) { throw Problems.unsupportedCharset(charset) }
         return try RequestBody.object(body)
+    }
+
+    /// The body decoded by a wire decoder (`CountReport.init` and the like), after `jsonObject()`.
+    func decodeBody<T>(_ decode: ([String: JSONValue]) throws(WireError) -> T) throws(Problem) -> T {
+        let object = try jsonObject()
+        return try Problems.decoding { () throws(WireError) in try decode(object) }
     }
 }

@@ -1,5 +1,4 @@
 import JSONKit
-import MicroHTTP
 import SheetPolicy
 
 extension Experiment {
@@ -73,7 +72,7 @@ extension Experiment {
                 var merged = base
                 for (name, value) in overrides { merged[name] = value }
                 do {
-                    definition = try SheetDefinition.parse(merged, pathId: pathId).checkedAgainstDesignRules()
+                    definition = try SheetDefinition.decode(merged, pathId: pathId).checkingDesignRules()
                     overridesJSON = JSONValue.object(overrides).canonicalJSON
                 } catch {
                     // Only what the overrides set: problems of the definition itself are reported once, at the top.

@@ -1,12 +1,11 @@
-import JSONKit
-import MicroHTTP
+public import JSONKit
 
 /// `{"sheetId", "eventId"?, "goal"?}`.
-struct ConversionReport {
-    let sheetId: String
-    let eventId: String?
-    let goal: String?
-    init(_ object: [String: JSONValue]) throws(Problem) {
+public struct ConversionReport: Sendable {
+    public let sheetId: String
+    public let eventId: String?
+    public let goal: String?
+    public init(_ object: [String: JSONValue]) throws(WireError) {
         var r = BodyReader(object)
         let sheetId = r.identifier("sheetId", required: true)
         eventId = r.eventId()
@@ -17,9 +16,9 @@ struct ConversionReport {
 }
 
 /// `{"arm"}`.
-struct PinBody {
-    let arm: String
-    init(_ object: [String: JSONValue]) throws(Problem) {
+public struct PinBody: Sendable {
+    public let arm: String
+    public init(_ object: [String: JSONValue]) throws(WireError) {
         var r = BodyReader(object)
         let arm = r.identifier("arm", required: true)
         try r.finish()

@@ -1,31 +1,51 @@
-import JSONKit
-import MicroHTTP
+public import JSONKit
+
+/// What is wrong with a request body (or a stored or configured document): a malformed document
+/// (`detail` alone), or members that are invalid, each named (`invalidParams`, RFC 9457's
+/// invalid-params; `detail` then sums them up). The service answers it as a 400 problem.
+public struct WireError: Error, Sendable {
+    /// What is wrong, in one sentence.
+    public let detail: String
+    /// Each invalid member by its path (`experiment.arms[0].id`) and why; empty for a malformed document.
+    public let invalidParams: [(name: String, reason: String)]
+
+    /// A document that cannot be read at all.
+    public static func malformed(_ detail: String) -> WireError {
+        WireError(detail: detail, invalidParams: [])
+    }
+
+    /// Invalid members; `detail` names the first three.
+    public static func invalid(_ params: [(name: String, reason: String)]) -> WireError {
+        let summary = params.prefix(3).map { "\($0.name) \($0.reason)" }.joined(separator: "; ")
+        return WireError(detail: params.count > 3 ? summary + "; and \(params.count - 3) more" : summary, invalidParams: params)
+    }
+}
 
 /// Request bodies (and stored or configured documents) as JSON objects, read by `JSONReader`.
-enum RequestBody {
+public enum JSONBody {
     /// Members one object of a request body may have: no API object has more than a few dozen, and a
     /// body of thousands of unknown members is refused after this many instead of parsed whole.
-    static let maximumMembers = 1024
+    public static let maximumMembers = 1024
 
-    /// Parses a body into an object, or a 400 problem that says what is wrong with it and where.
+    /// Parses a body into an object, or an error that says what is wrong with it and where.
     /// `subject` names the document in messages.
-    static func object(_ body: [UInt8], subject: String = "the request body") throws(Problem) -> [String: JSONValue] {
-        guard !body.isEmpty else { throw Problems.badRequest("\(subject) is empty; a JSON object is expected") }
+    public static func object(_ body: [UInt8], subject: String = "the request body") throws(WireError) -> [String: JSONValue] {
+        guard !body.isEmpty else { throw .malformed("\(subject) is empty; a JSON object is expected") }
         if let encoding = otherUnicodeEncoding(body) {
-            throw Problems.badRequest("\(subject) must be UTF-8 without a byte order mark (it looks like \(encoding))")
+            throw .malformed("\(subject) must be UTF-8 without a byte order mark (it looks like \(encoding))")
         }
         let value: JSONValue
         do {
             value = try JSONReader(maximumMembers: maximumMembers).read(body)
         } catch {
             switch error.reason {
-            case .duplicateMember(let name): throw Problems.invalidParams([(name, "appears more than once in the same object")])
-            case .tooDeep, .numberTooLong, .tooManyMembers: throw Problems.badRequest("\(subject) is over a limit: \(error)")
-            default: throw Problems.badRequest("\(subject) is not valid JSON: \(error)")
+            case .duplicateMember(let name): throw .invalid([(name, "appears more than once in the same object")])
+            case .tooDeep, .numberTooLong, .tooManyMembers: throw .malformed("\(subject) is over a limit: \(error)")
+            default: throw .malformed("\(subject) is not valid JSON: \(error)")
             }
         }
         guard case .object(let object) = value else {
-            throw Problems.badRequest("\(subject) must be a JSON object")
+            throw .malformed("\(subject) must be a JSON object")
         }
         return object
     }
@@ -37,19 +57,6 @@ enum RequestBody {
         if b.count >= 4 && b[2] == 0 && b[3] == 0 && (b[0] == 0xFF || b[1] == 0) { return "UTF-32LE" }
         if b.count >= 2 && ((b[0] == 0xFE && b[1] == 0xFF) || b[0] == 0) { return "UTF-16BE" }
         if b.count >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) || b[1] == 0) { return "UTF-16LE" }
-        return nil
-    }
-
-    /// The `charset` parameter of a `Content-Type`, when it names something other than UTF-8.
-    static func foreignCharset(_ contentType: String) -> String? {
-        guard contentType.utf8.contains(UInt8(ascii: ";")) else { return nil }
-        for parameter in contentType.split(separator: ";").dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmed().lowercased() == "charset" else { continue }
-            var value = pair[1].trimmed()
-            if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-            return value.lowercased() == "utf-8" || value.lowercased() == "utf8" ? nil : value
-        }
         return nil
     }
 }
@@ -204,15 +211,15 @@ struct BodyReader {
     static let unknownMembersNamed = 20
 
     /// Throws the collected problems as one 400.
-    mutating func finish() throws(Problem) {
+    mutating func finish() throws(WireError) {
         rejectUnknownMembers()
-        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+        if !invalid.isEmpty { throw .invalid(invalid) }
     }
 
     /// A required member after `finish()`: it is there whenever `finish()` did not throw, and if it
     /// ever were not, the client is told so rather than the process trapping.
-    func required<T>(_ value: T?, _ name: String) throws(Problem) -> T {
-        guard let value else { throw Problems.invalidParams([(prefix + name, "is required")]) }
+    func required<T>(_ value: T?, _ name: String) throws(WireError) -> T {
+        guard let value else { throw .invalid([(prefix + name, "is required")]) }
         return value
     }
 
@@ -221,21 +228,21 @@ struct BodyReader {
 
 /// User, sheet and container ids: 1 to 128 characters of letters, digits and `._:@-`.
 /// Event ids: a UUID (36 characters) or a ULID (26) fits with room to spare.
-enum EventID {
-    static let maximumLength = 64
-    static let rule = "must be 1 to 64 characters of letters, digits and ._:@- (a UUID fits)"
+public enum EventID {
+    public static let maximumLength = 64
+    public static let rule = "must be 1 to 64 characters of letters, digits and ._:@- (a UUID fits)"
 }
 
-enum Identifier {
-    static let rule = "must be 1 to 128 characters of letters, digits and ._:@-"
+public enum Identifier {
+    public static let rule = "must be 1 to 128 characters of letters, digits and ._:@-"
 
-    static func isValid(_ s: some StringProtocol) -> Bool {
+    public static func isValid(_ s: some StringProtocol) -> Bool {
         let utf8 = s.utf8
         guard !utf8.isEmpty, utf8.count <= 128 else { return false }
         return utf8.allSatisfy(isAllowed)
     }
 
-    @inline(__always) static func isAllowed(_ c: UInt8) -> Bool {
+    @inline(__always) public static func isAllowed(_ c: UInt8) -> Bool {
         switch c {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "-"):

@@ -1,13 +1,12 @@
-import JSONKit
-import MicroHTTP
-import SheetPolicy
+public import JSONKit
+public import SheetPolicy
 
 /// `POST .../impressions`: `{"sheetId", "eventId"?}`.
-struct ImpressionReport: Equatable {
-    let sheetId: String
-    let eventId: String?
+public struct ImpressionReport: Equatable, Sendable {
+    public let sheetId: String
+    public let eventId: String?
 
-    init(_ object: [String: JSONValue]) throws(Problem) {
+    public init(_ object: [String: JSONValue]) throws(WireError) {
         var r = BodyReader(object)
         let sheetId = r.identifier("sheetId", required: true)
         eventId = r.eventId()
@@ -17,12 +16,12 @@ struct ImpressionReport: Equatable {
 }
 
 /// `PUT .../attributes`: `{"segments": [...]}`, stored sorted (by UTF-8 bytes) without duplicates.
-struct UserAttributes: Equatable {
+public struct UserAttributes: Equatable, Sendable {
     /// At most this many segments per user.
-    static let maxSegments = 64
-    let segments: [String]
+    public static let maxSegments = 64
+    public let segments: [String]
 
-    init(_ object: [String: JSONValue]) throws(Problem) {
+    public init(_ object: [String: JSONValue]) throws(WireError) {
         // `segments` is read here; the reader checks the rest (unknown members).
         var r = BodyReader(object.filter { $0.key != "segments" })
         var segments: [String] = []
@@ -51,12 +50,12 @@ struct UserAttributes: Equatable {
 
 /// `PUT /v1/settings`: `{"globalCap": {"max", "periodSeconds"} | null, "minIntervalSeconds": n | null}`.
 /// Absent and null are both "off"; every number is at least 1.
-struct SettingsBody: Equatable {
-    static let maxSeconds = 10 * 365 * 86_400
-    static let maxCap = 1_000_000
-    let settings: CampaignSettings
+public struct SettingsBody: Equatable, Sendable {
+    public static let maxSeconds = 10 * 365 * 86_400
+    public static let maxCap = 1_000_000
+    public let settings: CampaignSettings
 
-    init(_ object: [String: JSONValue]) throws(Problem) {
+    public init(_ object: [String: JSONValue]) throws(WireError) {
         var r = BodyReader(object)
         var globalCap: FrequencyCap?
         if var cap = r.object("globalCap") {

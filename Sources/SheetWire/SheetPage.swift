@@ -1,13 +1,18 @@
 import JSONKit
-import SheetPolicy
+public import SheetPolicy
 
 /// One page of `GET /v1/sheets`: each definition as the catalog answers it (with `warnings`), and
 /// `next`, the `after` of the next page (null on the last).
-struct SheetPage: Sendable {
-    var sheets: [SheetDefinition]
-    var next: String?
+public struct SheetPage: Sendable {
+    public var sheets: [SheetDefinition]
+    public var next: String?
 
-    func jsonBytes() -> [UInt8] {
+    public init(sheets: [SheetDefinition], next: String?) {
+        self.sheets = sheets
+        self.next = next
+    }
+
+    public func jsonBytes() -> [UInt8] {
         var w = JSONWriter()
         w.object { o in
             o.arrayMember("sheets") { items in for sheet in sheets { sheet.write(to: &items, withWarnings: true) } }

@@ -1,11 +1,10 @@
-import JSONKit
-import MicroHTTP
-import SheetPolicy
+public import JSONKit
+public import SheetPolicy
 
 extension SheetDefinition {
     /// Validates one catalog definition (API body or catalog file entry), naming every bad field.
     /// `pathId` is the id from the URL; a body `id` that differs is an error.
-    static func parse(_ object: [String: JSONValue], pathId: String?) throws(Problem) -> SheetDefinition {
+    public static func decode(_ object: [String: JSONValue], pathId: String?) throws(WireError) -> SheetDefinition {
         var r = BodyReader(object)
         let bodyId = r.identifier("id", required: pathId == nil)
         if let pathId, let bodyId, bodyId != pathId { r.fail("id", "must equal the sheet id in the path ('\(pathId)')") }
@@ -55,21 +54,21 @@ extension SheetDefinition {
     }
 
     /// Refuses what the design documents forbid (writes only: stored definitions keep loading).
-    func checkedAgainstDesignRules() throws(Problem) -> SheetDefinition {
+    public func checkingDesignRules() throws(WireError) -> SheetDefinition {
         let violations = designViolations
-        guard violations.isEmpty else { throw Problems.invalidParams(violations.map { ($0.field, $0.reason) }) }
+        guard violations.isEmpty else { throw .invalid(violations.map { ($0.field, $0.reason) }) }
         return self
     }
 
     /// The catalog's answer for one definition: the canonical JSON plus `warnings` (never stored).
-    var responseJSON: [UInt8] {
+    public var responseJSON: [UInt8] {
         var w = JSONWriter()
         write(to: &w, withWarnings: true)
         return w.bytes
     }
 
     /// The canonical JSON of a definition: every member, defaults filled, `null` for absent options.
-    var canonicalJSON: [UInt8] {
+    public var canonicalJSON: [UInt8] {
         var w = JSONWriter()
         write(to: &w)
         return w.bytes

@@ -1,15 +1,14 @@
-import JSONKit
-import MicroHTTP
-import SheetPolicy
+public import JSONKit
+public import SheetPolicy
 
 /// `PUT .../containers/{containerId}/count`: `{"count", "seq"?, "filter"?, "eventId"?}`.
-struct CountReport: Equatable {
-    let count: Int
-    let seq: Int?
-    let filter: String
-    let eventId: String?
+public struct CountReport: Equatable, Sendable {
+    public let count: Int
+    public let seq: Int?
+    public let filter: String
+    public let eventId: String?
 
-    init(_ object: [String: JSONValue]) throws(Problem) {
+    public init(_ object: [String: JSONValue]) throws(WireError) {
         var r = BodyReader(object)
         let count = r.integer("count", 0...1_000_000, required: true)
         seq = r.integer("seq", 0...9_007_199_254_740_991)
@@ -21,12 +20,12 @@ struct CountReport: Equatable {
 }
 
 /// `POST .../dismissals`: `{"sheetId", "method", "eventId"?}`.
-struct Dismissal: Equatable {
-    let sheetId: String
-    let method: DismissMethod
-    let eventId: String?
+public struct Dismissal: Equatable, Sendable {
+    public let sheetId: String
+    public let method: DismissMethod
+    public let eventId: String?
 
-    init(_ object: [String: JSONValue]) throws(Problem) {
+    public init(_ object: [String: JSONValue]) throws(WireError) {
         var r = BodyReader(object)
         let sheetId = r.identifier("sheetId", required: true)
         let method = r.enumeration("method", DismissMethod.self, required: true)
@@ -38,13 +37,13 @@ struct Dismissal: Equatable {
 }
 
 /// `POST .../presentations`: `{"sheetId", "mode", "parentSheetId"?, "eventId"?}`.
-struct Presentation: Equatable {
-    let sheetId: String
-    let mode: OpenMode
-    let parentSheetId: String?
-    let eventId: String?
+public struct PresentationReport: Equatable, Sendable {
+    public let sheetId: String
+    public let mode: OpenMode
+    public let parentSheetId: String?
+    public let eventId: String?
 
-    init(_ object: [String: JSONValue]) throws(Problem) {
+    public init(_ object: [String: JSONValue]) throws(WireError) {
         var r = BodyReader(object)
         let sheetId = r.identifier("sheetId", required: true)
         let mode = r.enumeration("mode", OpenMode.self, required: true)
@@ -57,12 +56,12 @@ struct Presentation: Equatable {
 }
 
 /// `PUT .../sheets/{sheetId}/content-height`: `{"height", "platform", "eventId"?}`.
-struct ContentHeightReport: Equatable {
-    let height: Double
-    let platform: Platform
-    let eventId: String?
+public struct ContentHeightReport: Equatable, Sendable {
+    public let height: Double
+    public let platform: Platform
+    public let eventId: String?
 
-    init(_ object: [String: JSONValue]) throws(Problem) {
+    public init(_ object: [String: JSONValue]) throws(WireError) {
         var r = BodyReader(object)
         let height = r.number("height", 1...10_000, required: true)
         let platform = r.enumeration("platform", Platform.self, required: true)
