@@ -66,10 +66,15 @@ public enum ContentCoding {
         }
     }
 
-    /// `Vary: Accept-Encoding`, unless a `Vary` of the response names it already.
+    /// `Vary: Accept-Encoding`, unless a `Vary` of the response names it (or `*`) already. No
+    /// allocation when it does: the decision route, the hottest, sends its own `Vary`.
     private static func addVary(_ response: inout HTTPResponse) {
         for (name, value) in response.headers where asciiCaseInsensitiveEquals(name, "Vary") {
-            if value.lowercased().contains("accept-encoding") || value.contains("*") { return }
+            for member in value.utf8.split(separator: UInt8(ascii: ",")) {
+                let field = member.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+                if field.elementsEqual("*".utf8) { return }
+                if field.count == 15, zip(field, "accept-encoding".utf8).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }) { return }
+            }
         }
         response.headers.append(("Vary", "Accept-Encoding"))
     }
