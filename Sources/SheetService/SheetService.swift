@@ -113,7 +113,8 @@ public final class SheetService: Sendable {
                 longPolls: longPolls),
             PreviewController(),
             CatalogController(authorization: authorization, catalog: catalogKeeper, limits: catalogLimits, feed: feed),
-            ImpactController(authorization: authorization, catalog: catalogKeeper, limits: catalogLimits, analyses: impactAnalyses, clock: engine.clock),
+            ImpactController(
+                authorization: authorization, catalog: catalogKeeper, limits: catalogLimits, analyses: impactAnalyses, clock: engine.clock),
             RevisionsController(authorization: authorization, catalog: catalogKeeper, limits: catalogLimits, feed: feed),
             EventsController(authorization: authorization, recorder: recorder, catalog: catalogKeeper),
             DecisionController(authorization: authorization, engine: engine, longPolls: longPolls, feed: feed),

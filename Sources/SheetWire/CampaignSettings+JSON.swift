@@ -1,5 +1,5 @@
-public import SheetPolicy
 import JSONKit
+public import SheetPolicy
 
 extension CampaignSettings {
     /// The body of `GET`/`PUT /v1/settings` (and the settings of a catalog revision):

@@ -1,5 +1,5 @@
-public import SheetPolicy
 import JSONKit
+public import SheetPolicy
 
 /// One catalog revision as `GET /v1/catalog/revisions` lists it (and the restore answers it).
 public struct RevisionSummary: Sendable, Equatable {

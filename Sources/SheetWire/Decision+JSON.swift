@@ -56,7 +56,6 @@ extension Decision {
     }
 }
 
-
 extension Presentation {
     /// The presentation object: the members in the documented order (openapi.yaml), then the platform
     /// block (`ios` or `android`).

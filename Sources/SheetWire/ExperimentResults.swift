@@ -1,5 +1,5 @@
-public import SheetPolicy
 import JSONKit
+public import SheetPolicy
 
 /// The answer of `GET /v1/experiments/{experimentId}/results`: exact counts per arm, each arm
 /// compared with the baseline, and the sample ratio check. The statistics are the service's; this

@@ -1,5 +1,5 @@
-public import SheetPolicy
 import JSONKit
+public import SheetPolicy
 
 /// The answer of `GET /v1/sheets/{sheetId}/stats`: what the hour rollups count for one sheet.
 public struct SheetStatsAnswer: Sendable, Equatable {

@@ -30,28 +30,14 @@ struct CatalogController: RouteController {
     /// `after` of the next page, null on the last). Pages keep every answer small whatever the catalog.
     func listSheets(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         _ = try authorization.authenticate(request)
-        var invalid: [(name: String, reason: String)] = []
         var limit = Self.defaultSheetPage
         var after: String?
-        for name in request.queryNames() {
-            switch name {
-            case "limit":
-                guard let text = request.query("limit"), let n = Int(text), (1...Self.maximumSheetPage).contains(n) else {
-                    invalid.append(("limit", "must be a whole number from 1 to \(Self.maximumSheetPage)"))
-                    continue
-                }
-                limit = n
-            case "after":
-                guard let id = request.query("after"), Identifier.isValid(id) else {
-                    invalid.append(("after", Identifier.rule))
-                    continue
-                }
-                after = id
-            default:
-                if !invalid.contains(where: { $0.name == name }) { invalid.append((name, "is not a known parameter (limit, after)")) }
-            }
-        }
-        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+        try QueryParameters.read(
+            request,
+            [
+                "limit": QueryParameters.wholeNumber(1...Self.maximumSheetPage) { limit = $0 },
+                "after": QueryParameters.identifier { after = $0 },
+            ])
         _ = catalog.current  // on a shared database: another replica's changes first
         let (current, version) = catalog.snapshot.currentWithVersion
         let sheets = current.sortedByID

@@ -32,28 +32,14 @@ struct ImpactController: RouteController {
     /// instant, with the current settings; the answer counts the decisions that change, by kind.
     func catalogImpact(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try authorization.requireAdmin(request, "only the admin token may analyse a catalog change")
-        var invalid: [(name: String, reason: String)] = []
         var users = Self.defaultImpactUsers
         var from: String?
-        for name in request.queryNames() {
-            switch name {
-            case "users":
-                guard let text = request.query("users"), let n = Int(text), (1...Self.maximumImpactUsers).contains(n) else {
-                    invalid.append(("users", "must be a whole number from 1 to \(Self.maximumImpactUsers)"))
-                    continue
-                }
-                users = n
-            case "from":
-                guard let id = request.query("from"), Identifier.isValid(id) else {
-                    invalid.append(("from", Identifier.rule))
-                    continue
-                }
-                from = id
-            default:
-                if !invalid.contains(where: { $0.name == name }) { invalid.append((name, "is not a known parameter (users, from)")) }
-            }
-        }
-        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+        try QueryParameters.read(
+            request,
+            [
+                "users": QueryParameters.wholeNumber(1...Self.maximumImpactUsers) { users = $0 },
+                "from": QueryParameters.identifier { from = $0 },
+            ])
         guard let type = request.header("Content-Type"), MediaType.isJSON(type) else { throw Problems.unsupportedMediaType }
         let (findings, definitions) = CatalogCheck.validate(request.body, limits: limits)
         let errors = findings.filter { $0.severity == .error }

@@ -26,28 +26,18 @@ struct RevisionsController: RouteController {
     /// next (older) page, null on the last.
     func listRevisions(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try authorization.requireAdmin(request, "only an admin token may read the catalog's history")
-        var invalid: [(name: String, reason: String)] = []
         var limit = Self.defaultRevisionPage
         var after: Int64?
-        for name in request.queryNames() {
-            switch name {
-            case "limit":
-                guard let text = request.query("limit"), let n = Int(text), (1...Self.maximumRevisionPage).contains(n) else {
-                    invalid.append(("limit", "must be a whole number from 1 to \(Self.maximumRevisionPage)"))
-                    continue
-                }
-                limit = n
-            case "after":
-                guard let text = request.query("after"), let n = Int64(text), n >= 1 else {
-                    invalid.append(("after", "must be a revision number"))
-                    continue
-                }
-                after = n
-            default:
-                if !invalid.contains(where: { $0.name == name }) { invalid.append((name, "is not a known parameter (limit, after)")) }
-            }
-        }
-        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+        try QueryParameters.read(
+            request,
+            [
+                "limit": QueryParameters.wholeNumber(1...Self.maximumRevisionPage) { limit = $0 },
+                "after": { text in
+                    guard let text, let n = Int64(text), n >= 1 else { return "must be a revision number" }
+                    after = n
+                    return nil
+                },
+            ])
         // One more than asked: whether there is a next page.
         let revisions = try catalog.databaseErrors.guarding { () throws(StoreError) in
             try catalog.store.catalogRevisions(before: after, limit: limit + 1)
