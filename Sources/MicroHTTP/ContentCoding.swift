@@ -70,13 +70,35 @@ public enum ContentCoding {
     /// allocation when it does: the decision route, the hottest, sends its own `Vary`.
     private static func addVary(_ response: inout HTTPResponse) {
         for (name, value) in response.headers where asciiCaseInsensitiveEquals(name, "Vary") {
-            for member in value.utf8.split(separator: UInt8(ascii: ",")) {
-                let field = member.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-                if field.elementsEqual("*".utf8) { return }
-                if field.count == 15, zip(field, "accept-encoding".utf8).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }) { return }
-            }
+            if namesAcceptEncoding(value) { return }
         }
         response.headers.append(("Vary", "Accept-Encoding"))
+    }
+
+    private static let acceptEncodingLowercased: [UInt8] = Array("accept-encoding".utf8)
+
+    /// Whether a `Vary` value lists `Accept-Encoding` (any case) or `*`, scanned in place.
+    static func namesAcceptEncoding(_ vary: String) -> Bool {
+        let wanted = acceptEncodingLowercased
+        // Per comma-separated field: its length, how much of `wanted` it matched, whether it differs.
+        var length = 0, matched = 0, differs = false, star = false, ended = false
+        func found() -> Bool { (matched == wanted.count && !differs) || (star && length == 1) }
+        for c in vary.utf8 {
+            switch c {
+            case UInt8(ascii: ","):
+                if found() { return true }
+                (length, matched, differs, star, ended) = (0, 0, false, false, false)
+            case 0x20, 0x09:
+                if length > 0 { ended = true }
+            default:
+                if ended { differs = true }
+                length += 1
+                if c == UInt8(ascii: "*") { star = true }
+                let lower = c >= 65 && c <= 90 ? c | 0x20 : c
+                if matched < wanted.count && lower == wanted[matched] { matched += 1 } else { differs = true }
+            }
+        }
+        return found()
     }
 }
 

@@ -67,6 +67,17 @@ import Testing
         #expect(varied.headers.filter { $0.0 == "Vary" }.map(\.1) == ["Accept-Encoding, Prefer"])
     }
 
+    /// A handler's own `Vary` names Accept-Encoding when one of its fields is that token (any case,
+    /// white space around it) or `*`.
+    @Test func varyListsAcceptEncoding() {
+        for yes in ["Accept-Encoding", "accept-encoding", "Prefer, Accept-Encoding", " Accept-Encoding , Prefer", "*", "Prefer,*"] {
+            #expect(ContentCoding.namesAcceptEncoding(yes), "\(yes)")
+        }
+        for no in ["", "Prefer", "Accept-Encodings", "Accept", "X-Accept-Encoding", "Accept Encoding", "**", "Accept-Language"] {
+            #expect(!ContentCoding.namesAcceptEncoding(no), "\(no)")
+        }
+    }
+
     /// The gzip representation's tag: the identity tag with `-gzip` inside the quotes, weak or strong.
     @Test func gzipEntityTagKeepsTheQuotes() {
         #expect(ContentCoding.gzipEntityTag("\"abc\"") == "\"abc-gzip\"")

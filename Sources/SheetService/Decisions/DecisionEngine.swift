@@ -12,6 +12,8 @@ final class DecisionEngine: Sendable {
     /// Decision answers per user; when one may be served is `decisions.freshness`'s (`DecisionFreshness`).
     let decisions: DecisionCache
     let catalog: CatalogKeeper
+    /// `catalog.snapshot`, held here: the cached decision reads its version on every request.
+    let snapshot: CatalogSnapshot
     /// Where the decision route gets exact answers, chosen at start (`LocalDecisions`, or
     /// `ReplicatedDecisions` on a shared database).
     let source: any DecisionSource
@@ -31,6 +33,7 @@ final class DecisionEngine: Sendable {
     ) {
         self.decisions = decisions
         self.catalog = catalog
+        self.snapshot = catalog.snapshot
         self.source = source
         self.clock = clock
         self.store = store

@@ -42,7 +42,7 @@ final class LocalDecisions: DecisionSource {
 
     func currentAnswer(userId: String, context: ClientContext, in engine: DecisionEngine) throws(Problem) -> DecisionCache.Fresh {
         let decisions = engine.decisions
-        let snapshot = engine.catalog.snapshot
+        let snapshot = engine.snapshot
         if let cached = decisions.lookup(userId: userId, context: context, catalogVersion: snapshot.currentVersion, now: engine.clock) {
             return cached
         }

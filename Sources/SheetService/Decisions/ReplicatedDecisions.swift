@@ -32,7 +32,7 @@ final class ReplicatedDecisions: DecisionSource {
         let decisions = engine.decisions
         guard
             let candidate = decisions.candidate(
-                userId: userId, context: context, catalogVersion: engine.catalog.snapshot.currentVersion, now: engine.clock)
+                userId: userId, context: context, catalogVersion: engine.snapshot.currentVersion, now: engine.clock)
         else {
             let epoch = decisions.freshness.epoch(of: userId)  // before the state is read
             return .deferred { [self] promise in
@@ -65,7 +65,7 @@ final class ReplicatedDecisions: DecisionSource {
                 decisionThreads.run {
                     promise.complete { () throws(Problem) in
                         try engine.catalog.refresh(seen: read.versions.catalog)
-                        let (catalog, catalogVersion) = engine.catalog.snapshot.currentWithVersion
+                        let (catalog, catalogVersion) = engine.snapshot.currentWithVersion
                         let fresh = engine.remember(
                             userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
                             decision: engine.decide(userId: userId, catalog: catalog, state: read.state, context: context))
@@ -82,14 +82,14 @@ final class ReplicatedDecisions: DecisionSource {
     /// One round trip, the state only on a cache miss.
     func currentAnswer(userId: String, context: ClientContext, in engine: DecisionEngine) throws(Problem) -> DecisionCache.Fresh {
         let decisions = engine.decisions
-        var known = decisions.storeVersion(userId: userId, context: context, catalogVersion: engine.catalog.snapshot.currentVersion)
+        var known = decisions.storeVersion(userId: userId, context: context, catalogVersion: engine.snapshot.currentVersion)
         while true {
             let epoch = decisions.freshness.epoch(of: userId)  // before the state is read
             let (versions, state) = try engine.databaseErrors.guarding { () throws(StoreError) in
                 try coordination.userState(userId: userId, unlessUserVersion: known)
             }
             try engine.catalog.refresh(seen: versions.catalog)
-            let (catalog, catalogVersion) = engine.catalog.snapshot.currentWithVersion
+            let (catalog, catalogVersion) = engine.snapshot.currentWithVersion
             if let cached = decisions.lookup(
                 userId: userId, context: context, catalogVersion: catalogVersion, storeVersion: versions.user, now: engine.clock)
             {
