@@ -44,7 +44,7 @@ public enum ContentCoding {
         switch response.content {
         case .bytes(let body) where body.count >= minimumBytes:
             addVary(&response)
-            guard acceptsGzip, response.header("Content-Encoding") == nil, let encoded = Gzip.compress(body), encoded.count < body.count
+            guard acceptsGzip, response.header("Content-Encoding") == nil, let encoded = Gzip.compressRemembered(body), encoded.count < body.count
             else { return response }
             response.content = .bytes(encoded)
             response.headers.append(("Content-Encoding", "gzip"))

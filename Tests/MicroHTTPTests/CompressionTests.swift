@@ -67,6 +67,20 @@ import Testing
         #expect(varied.headers.filter { $0.0 == "Vary" }.map(\.1) == ["Accept-Encoding, Prefer"])
     }
 
+    /// A body sent again (the same array) is encoded once; an equal body in another array is encoded
+    /// on its own; both decode to the body.
+    @Test func theSameBodyIsEncodedOnce() throws {
+        let body = Array(String(repeating: #"{"present":true,"stack":[]}"#, count: 80).utf8)
+        let first = try #require(Gzip.compressRemembered(body))
+        let again = try #require(Gzip.compressRemembered(body))
+        #expect(first.withUnsafeBufferPointer { $0.baseAddress } == again.withUnsafeBufferPointer { $0.baseAddress })
+        var copy = body
+        copy.append(0x20)
+        copy.removeLast()
+        let other = try #require(Gzip.compressRemembered(copy))
+        #expect(try gunzip(first) == body && gunzip(other) == body)
+    }
+
     /// A handler's own `Vary` names Accept-Encoding when one of its fields is that token (any case,
     /// white space around it) or `*`.
     @Test func varyListsAcceptEncoding() {
