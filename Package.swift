@@ -2,10 +2,10 @@
 import PackageDescription
 
 // Layers, one-way: sheetd (the command line: configuration, signals, start-up and drain, development secrets,
-// migrate/token/backup/restore/catalog check) → {SheetService, MicroHTTP, SheetStore, PostgresStore, SheetPolicy, JSONKit, Crypto};
+// migrate/token/backup/restore/catalog check) → {SheetService, SheetWire, MicroHTTP, SheetStore, PostgresStore, SheetPolicy, JSONKit, Crypto};
 // SheetService (the service: routes over a store and the policy) → {MicroHTTP, SheetStore,
 // SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
-// SheetWire (the API's wire format of policy values) → {SheetPolicy, JSONKit};
+// SheetWire (the API's wire format: request bodies decoded into typed values, every answer encoded) → {SheetPolicy, JSONKit};
 // SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite;
 // MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses, gzip) → {CMicroHTTPD, CZlib, Concurrency, JSONKit, Observability};
 // Observability (the JSON-lines logger, the Prometheus text format, the monotonic clock) → JSONKit; Crypto → CCrypto. SheetdClient (the typed Swift client for apps) → Foundation only: no server module
@@ -62,7 +62,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "sheetd",
-            dependencies: ["SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto"],
+            dependencies: ["SheetWire", "SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto"],
             plugins: ["EmbedOpenAPI"]
         ),
         .target(name: "SheetdClient", exclude: ["CHANGELOG.md"]),

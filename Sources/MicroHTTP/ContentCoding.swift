@@ -1,10 +1,19 @@
 /// Response compression: a response that allows it (`HTTPResponse.compression`) is sent gzip-encoded
 /// to a client whose `Accept-Encoding` takes gzip, when its body is at least the configured size
 /// (`HTTPServerConfiguration.gzipMinimumBytes`; smaller bodies gain less than the header costs).
-/// Such a response always says `Vary: Accept-Encoding`, encoded or not, so that caches keep the two
-/// apart; an encoded one gets a weak ETag (RFC 9110 §8.8.3: a strong tag names one exact byte
-/// sequence), which still matches `If-None-Match`'s weak comparison.
-enum ContentCoding {
+/// Such a response always says `Vary: Accept-Encoding`, encoded or not (unless its own `Vary` names
+/// it already), so that caches keep the two apart. An encoded one gets a strong ETag of its own, the
+/// identity tag with `-gzip` inside the quotes (RFC 9110 §8.8.3: a strong tag names one exact byte
+/// sequence, so the encoded bytes cannot carry the identity's tag); a handler that allows
+/// compression matches `If-None-Match` against both tags (`gzipEntityTag`).
+public enum ContentCoding {
+    /// The tag of the gzip-encoded representation whose identity tag is `tag`: `"abc"` → `"abc-gzip"`,
+    /// `W/"abc"` → `W/"abc-gzip"`. A tag without quotes is returned as is.
+    public static func gzipEntityTag(_ tag: String) -> String {
+        guard tag.utf8.count >= 2, tag.utf8.last == UInt8(ascii: "\"") else { return tag }
+        return String(tag.dropLast()) + "-gzip\""
+    }
+
     /// Whether an `Accept-Encoding` value (RFC 9110 §12.5.3) accepts gzip: `gzip` (or `x-gzip`)
     /// with a weight above 0, or `*` above 0 without gzip refused by name.
     static func acceptsGzip(_ header: Span<UInt8>?) -> Bool {
@@ -34,27 +43,62 @@ enum ContentCoding {
         var response = response
         switch response.content {
         case .bytes(let body) where body.count >= minimumBytes:
-            response.headers.append(("Vary", "Accept-Encoding"))
-            guard acceptsGzip, response.header("Content-Encoding") == nil, let encoded = Gzip.compress(body), encoded.count < body.count
+            addVary(&response)
+            guard acceptsGzip, response.header("Content-Encoding") == nil, let encoded = Gzip.compressRemembered(body), encoded.count < body.count
             else { return response }
             response.content = .bytes(encoded)
             response.headers.append(("Content-Encoding", "gzip"))
-            weakenEntityTag(&response)
+            encodeEntityTag(&response)
         case .notModified(let representation) where representation.count >= minimumBytes:
             // The 200 would be encoded: same Vary and ETag. (Its Content-Length stays the unencoded
             // length: encoding a body only to count it is not worth a 304.)
-            response.headers.append(("Vary", "Accept-Encoding"))
-            if acceptsGzip { weakenEntityTag(&response) }
+            addVary(&response)
+            if acceptsGzip { encodeEntityTag(&response) }
         case .bytes, .notModified, .deferred, .stream:
             break
         }
         return response
     }
 
-    private static func weakenEntityTag(_ response: inout HTTPResponse) {
+    private static func encodeEntityTag(_ response: inout HTTPResponse) {
         for i in response.headers.indices where asciiCaseInsensitiveEquals(response.headers[i].0, "ETag") {
-            if !response.headers[i].1.hasPrefix("W/") { response.headers[i].1 = "W/" + response.headers[i].1 }
+            response.headers[i].1 = gzipEntityTag(response.headers[i].1)
         }
+    }
+
+    /// `Vary: Accept-Encoding`, unless a `Vary` of the response names it (or `*`) already. No
+    /// allocation when it does: the decision route, the hottest, sends its own `Vary`.
+    private static func addVary(_ response: inout HTTPResponse) {
+        for (name, value) in response.headers where asciiCaseInsensitiveEquals(name, "Vary") {
+            if namesAcceptEncoding(value) { return }
+        }
+        response.headers.append(("Vary", "Accept-Encoding"))
+    }
+
+    private static let acceptEncodingLowercased: [UInt8] = Array("accept-encoding".utf8)
+
+    /// Whether a `Vary` value lists `Accept-Encoding` (any case) or `*`, scanned in place.
+    static func namesAcceptEncoding(_ vary: String) -> Bool {
+        let wanted = acceptEncodingLowercased
+        // Per comma-separated field: its length, how much of `wanted` it matched, whether it differs.
+        var length = 0, matched = 0, differs = false, star = false, ended = false
+        func found() -> Bool { (matched == wanted.count && !differs) || (star && length == 1) }
+        for c in vary.utf8 {
+            switch c {
+            case UInt8(ascii: ","):
+                if found() { return true }
+                (length, matched, differs, star, ended) = (0, 0, false, false, false)
+            case 0x20, 0x09:
+                if length > 0 { ended = true }
+            default:
+                if ended { differs = true }
+                length += 1
+                if c == UInt8(ascii: "*") { star = true }
+                let lower = c >= 65 && c <= 90 ? c | 0x20 : c
+                if matched < wanted.count && lower == wanted[matched] { matched += 1 } else { differs = true }
+            }
+        }
+        return found()
     }
 }
 

@@ -3,10 +3,10 @@ public import SheetPolicy
 
 // The decision body is rendered by hand into one `JSONBuffer`: each member's name and punctuation is one
 // static run (`,"grabberVisible":`), enum raw values are copied without an escape scan, and no closure
-// or generic witness sits on the path. The bytes are those the `JSONWriter` member API would write
-// (the golden tests hold them).
+// or generic witness sits on the path. The bytes are compact JSON, as `JSONWriter` writes it (the
+// golden tests hold them).
 
-extension Decision: JSONWritable {
+extension Decision {
     /// The API's response body: compact JSON, members in a fixed order, absent values as `null`.
     public func jsonBytes() -> [UInt8] {
         // An iOS presentation with its UIKit and SwiftUI blocks is about 1.5 KB, `sheet` repeats the
@@ -16,13 +16,8 @@ extension Decision: JSONWritable {
         return out.bytes
     }
 
-    /// Writes `present`, `reason`, `stack`, `sheet`, `yielded`, `held`, `trace`, in that order
-    /// (`validUntil` is not part of the body).
-    public func writeJSON(into writer: inout JSONWriter) {
-        writer.json(jsonBytes())
-    }
-
-    /// The body, as `jsonBytes()` returns it.
+    /// The body, as `jsonBytes()` returns it: `present`, `reason`, `stack`, `sheet`, `yielded`,
+    /// `held`, `trace`, in that order (`validUntil` is not part of it).
     public func write(to out: inout JSONBuffer) {
         out.append("{\"present\":")
         out.bool(present)
@@ -61,24 +56,9 @@ extension Decision: JSONWritable {
     }
 }
 
-extension HeldSheet: JSONWritable {
-    public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("sheetId", sheetId)
-            o.member("reason", reason.rawValue)
-        }
-    }
-}
-
-extension Presentation: JSONWritable {
-    /// Writes the members in the documented order (openapi.yaml), then the platform block (`ios` or `android`).
-    public func writeJSON(into writer: inout JSONWriter) {
-        var out = JSONBuffer(capacity: 1600)
-        write(to: &out)
-        writer.json(out.bytes)
-    }
-
-    /// The presentation object, as `writeJSON(into:)` writes it.
+extension Presentation {
+    /// The presentation object: the members in the documented order (openapi.yaml), then the platform
+    /// block (`ios` or `android`).
     public func write(to out: inout JSONBuffer) {
         out.append("{\"id\":")
         out.string(id)
@@ -184,59 +164,8 @@ extension Presentation: JSONWritable {
     }
 }
 
-extension Detent: JSONWritable {
-    /// `{"id": …, "height": points or null}`.
-    public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("id", id.rawValue)
-            o.member("height", height)
-        }
-    }
-}
-
-extension SheetHeader: JSONWritable {
-    /// `{"title", "height", "sticky", "cancelButton"}`.
-    public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("title", title)
-            o.member("height", height)
-            o.member("sticky", sticky)
-            o.member("cancelButton", cancelButton)
-        }
-    }
-}
-
-extension PrimaryButtonSlot: JSONWritable {
-    /// `{"label", "size", "sticky"}`.
-    public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("label", label)
-            o.member("size", size.rawValue)
-            o.member("sticky", sticky)
-        }
-    }
-}
-
-extension Transition: JSONWritable {
-    /// `{"from", "mode", "waitForContentHeight"}`.
-    public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("from", from)
-            o.member("mode", mode.rawValue)
-            o.member("waitForContentHeight", waitForContentHeight)
-        }
-    }
-}
-
-extension IOSSheetConfiguration: JSONWritable {
-    /// UIKit's names; `customDetentHeights` is an object keyed by detent identifier.
-    public func writeJSON(into writer: inout JSONWriter) {
-        var out = JSONBuffer(capacity: 1024)
-        write(to: &out)
-        writer.json(out.bytes)
-    }
-
-    /// The `ios` block, as `writeJSON(into:)` writes it.
+extension IOSSheetConfiguration {
+    /// The `ios` block: UIKit's names; `customDetentHeights` is an object keyed by detent identifier.
     public func write(to out: inout JSONBuffer) {
         out.append("{\"detents\":[")
         for (index, detent) in detents.enumerated() {
@@ -280,16 +209,8 @@ extension IOSSheetConfiguration: JSONWritable {
     }
 }
 
-extension SwiftUIDetent: JSONWritable {
-    /// `{"kind": "medium" | "large" | "height", "height": points or null}`.
-    public func writeJSON(into writer: inout JSONWriter) {
-        writer.object { o in
-            o.member("kind", kind.rawValue)
-            o.member("height", height)
-        }
-    }
-
-    /// The detent object, as `writeJSON(into:)` writes it.
+extension SwiftUIDetent {
+    /// The detent object.
     func write(to out: inout JSONBuffer) {
         out.append("{\"kind\":")
         out.safeString(kind.rawValue)
@@ -299,15 +220,8 @@ extension SwiftUIDetent: JSONWritable {
     }
 }
 
-extension SwiftUISheetConfiguration: JSONWritable {
-    /// SwiftUI's modifier names.
-    public func writeJSON(into writer: inout JSONWriter) {
-        var out = JSONBuffer(capacity: 512)
-        write(to: &out)
-        writer.json(out.bytes)
-    }
-
-    /// The `swiftui` block, as `writeJSON(into:)` writes it.
+extension SwiftUISheetConfiguration {
+    /// The `swiftui` block.
     func write(to out: inout JSONBuffer) {
         out.append("{\"presentationDetents\":[")
         for (index, detent) in presentationDetents.enumerated() {
@@ -336,15 +250,8 @@ extension SwiftUISheetConfiguration: JSONWritable {
     }
 }
 
-extension AndroidSheetConfiguration: JSONWritable {
-    /// Material 3's names.
-    public func writeJSON(into writer: inout JSONWriter) {
-        var out = JSONBuffer(capacity: 512)
-        write(to: &out)
-        writer.json(out.bytes)
-    }
-
-    /// The `android` block, as `writeJSON(into:)` writes it.
+extension AndroidSheetConfiguration {
+    /// The `android` block.
     public func write(to out: inout JSONBuffer) {
         out.append("{\"skipPartiallyExpanded\":")
         out.bool(skipPartiallyExpanded)

@@ -3,6 +3,7 @@ import JSONKit
 import MicroHTTP
 import SheetPolicy
 import SheetService
+import SheetWire
 
 /// The `--catalog` file: `{"sheets": [definition, ...]}` in the API's own definition format.
 enum CatalogFile {
@@ -13,7 +14,7 @@ enum CatalogFile {
         }
         let root: [String: JSONValue]
         do {
-            root = try CommandLineSupport.catalogFileMembers(Array(data))
+            root = try JSONBody.object(Array(data), subject: "the file")
         } catch {
             throw ConfigurationError("catalog \(path): \(error.detail)")
         }
@@ -29,13 +30,13 @@ enum CatalogFile {
             var name = "sheets[\(index)]"
             if case .string(let id)? = object["id"] { name += " '\(id)'" }
             do {
-                let definition = try CommandLineSupport.sheetDefinition(catalogEntry: object)
+                let definition = try SheetDefinition.decode(object, pathId: nil).checkingDesignRules()
                 guard seen.insert(definition.id).inserted else {
                     throw ConfigurationError("catalog \(path): \(name): the id appears twice")
                 }
                 definitions.append(definition)
-            } catch let problem as Problem {
-                throw ConfigurationError("catalog \(path): \(name): \(problem.detail)")
+            } catch let error as WireError {
+                throw ConfigurationError("catalog \(path): \(name): \(error.detail)")
             } catch let error as ConfigurationError {
                 throw error
             } catch {

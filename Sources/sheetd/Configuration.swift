@@ -2,6 +2,7 @@ import FoundationEssentials
 import MicroHTTP
 import SheetService
 import SheetStore
+import SheetWire
 
 /// A configuration problem: reported as one line on stderr, exit code 2.
 struct ConfigurationError: Error, Equatable, CustomStringConvertible {

@@ -2,6 +2,7 @@ import FoundationEssentials
 import MicroHTTP
 import SheetService
 import SheetStore
+import SheetWire
 
 #if canImport(Glibc)
 import Glibc
@@ -124,7 +125,7 @@ enum SheetdCommand {
             }
         }
         guard let user else { throw ConfigurationError("token: --user ID is required") }
-        guard CommandLineSupport.isValidUserId(user) else { throw ConfigurationError("token: --user \(CommandLineSupport.userIdRule)") }
+        guard Identifier.isValid(user) else { throw ConfigurationError("token: --user \(Identifier.rule)") }
         var configuration = try Configuration.parse(arguments: rest, environment: environment)
         if configuration.jwtSecret == nil {
             guard configuration.environment == .development else { throw ConfigurationError("token: SHEETD_JWT_SECRET is not set") }

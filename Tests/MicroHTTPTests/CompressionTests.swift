@@ -27,8 +27,9 @@ import Testing
     }
 
     /// A response that allows it is encoded above the minimum size, with Vary, Content-Encoding and
-    /// a weak ETag; below the size, or for a client without gzip, it is sent as is (Vary still set
-    /// above the size); a response that does not allow it is never touched.
+    /// a strong ETag of its own (`-gzip` inside the quotes); below the size, or for a client without
+    /// gzip, it is sent as is (Vary still set above the size, once); a response that does not allow
+    /// it is never touched.
     @Test func negotiationDecidesTheEncoding() throws {
         let body = Array(String(repeating: #"{"sheet":"offer-cards","trace":[]}"#, count: 60).utf8)
         var allowed = HTTPResponse.json(200, body, headers: [("ETag", "\"abc\"")])
@@ -37,7 +38,7 @@ import Testing
         let encoded = ContentCoding.negotiate(allowed, acceptsGzip: true, minimumBytes: 1024)
         #expect(encoded.header("Content-Encoding") == "gzip")
         #expect(encoded.header("Vary") == "Accept-Encoding")
-        #expect(encoded.header("ETag") == "W/\"abc\"")
+        #expect(encoded.header("ETag") == "\"abc-gzip\"")
         #expect(encoded.body.count < body.count)
         #expect(try gunzip(encoded.body) == body)
 
@@ -56,8 +57,46 @@ import Testing
         var notModified = HTTPResponse.notModified(headers: [("ETag", "\"abc\"")], representation: body)
         notModified.compression = .gzipIfAccepted
         let revalidated = ContentCoding.negotiate(notModified, acceptsGzip: true, minimumBytes: 1024)
-        #expect(revalidated.header("ETag") == "W/\"abc\"")
+        #expect(revalidated.header("ETag") == "\"abc-gzip\"")
         #expect(revalidated.header("Vary") == "Accept-Encoding")
+
+        // A Vary of the handler's own that names Accept-Encoding is kept, not repeated.
+        var varying = allowed
+        varying.headers.append(("Vary", "Accept-Encoding, Prefer"))
+        let varied = ContentCoding.negotiate(varying, acceptsGzip: true, minimumBytes: 1024)
+        #expect(varied.headers.filter { $0.0 == "Vary" }.map(\.1) == ["Accept-Encoding, Prefer"])
+    }
+
+    /// A body sent again (the same array) is encoded once; an equal body in another array is encoded
+    /// on its own; both decode to the body.
+    @Test func theSameBodyIsEncodedOnce() throws {
+        let body = Array(String(repeating: #"{"present":true,"stack":[]}"#, count: 80).utf8)
+        let first = try #require(Gzip.compressRemembered(body))
+        let again = try #require(Gzip.compressRemembered(body))
+        #expect(first.withUnsafeBufferPointer { $0.baseAddress } == again.withUnsafeBufferPointer { $0.baseAddress })
+        var copy = body
+        copy.append(0x20)
+        copy.removeLast()
+        let other = try #require(Gzip.compressRemembered(copy))
+        #expect(try gunzip(first) == body && gunzip(other) == body)
+    }
+
+    /// A handler's own `Vary` names Accept-Encoding when one of its fields is that token (any case,
+    /// white space around it) or `*`.
+    @Test func varyListsAcceptEncoding() {
+        for yes in ["Accept-Encoding", "accept-encoding", "Prefer, Accept-Encoding", " Accept-Encoding , Prefer", "*", "Prefer,*"] {
+            #expect(ContentCoding.namesAcceptEncoding(yes), "\(yes)")
+        }
+        for no in ["", "Prefer", "Accept-Encodings", "Accept", "X-Accept-Encoding", "Accept Encoding", "**", "Accept-Language"] {
+            #expect(!ContentCoding.namesAcceptEncoding(no), "\(no)")
+        }
+    }
+
+    /// The gzip representation's tag: the identity tag with `-gzip` inside the quotes, weak or strong.
+    @Test func gzipEntityTagKeepsTheQuotes() {
+        #expect(ContentCoding.gzipEntityTag("\"abc\"") == "\"abc-gzip\"")
+        #expect(ContentCoding.gzipEntityTag("W/\"abc\"") == "W/\"abc-gzip\"")
+        #expect(ContentCoding.gzipEntityTag("abc") == "abc")
     }
 
     /// Over a real connection: a client sending `Accept-Encoding: gzip` gets the gzip body, which
@@ -89,22 +128,4 @@ import Testing
         #expect(identity.header("Content-Encoding") == nil)
         #expect(identity.body == body)
     }
-}
-
-/// Decodes gzip with the system's `gzip -dc`: an independent decoder, none in the server.
-func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-    process.arguments = ["-dc"]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    input.fileHandleForWriting.write(Data(bytes))
-    try input.fileHandleForWriting.close()
-    let decoded = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw ClientError(description: "gzip -dc failed") }
-    return Array(decoded)
 }

@@ -1,3 +1,4 @@
+import Foundation
 import JSONKit
 import SheetPolicy
 import SheetWire
@@ -23,29 +24,54 @@ struct WireTests {
         }
     }
 
-    /// A decision written as a member of a larger document carries the body's bytes, and each
-    /// presentation written on its own is the bytes the body holds for it.
+    /// Each presentation rendered on its own is the bytes the body holds for it, and `sheet` is the
+    /// top of `stack` again.
     @Test(arguments: GoldenCase.all)
-    func embeddedDecisionMatchesTheBody(_ golden: GoldenCase) {
+    func presentationsAloneMatchTheBody(_ golden: GoldenCase) {
         var state = fold(golden.events, catalog: golden.catalog)
         if let campaign = golden.campaign { state.campaign = campaign }
         let decision = SheetPolicy.decide(catalog: golden.catalog, state: state, context: golden.context, now: golden.now)
         let body = String(decoding: decision.jsonBytes(), as: UTF8.self)
 
-        var writer = JSONWriter()
-        writer.object { o in
-            o.member("before", 1)
-            o.member("decision", decision)
-            o.member("after", [decision])
+        func alone(_ presentation: Presentation) -> String {
+            var out = JSONBuffer(capacity: 1600)
+            presentation.write(to: &out)
+            return String(decoding: out.bytes, as: UTF8.self)
         }
-        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"before":1,"decision":"# + body + #","after":["# + body + "]}")
-
         for presentation in decision.stack {
-            let alone = String(decoding: JSONWriter.encode(presentation), as: UTF8.self)
-            #expect(body.contains(alone))
+            #expect(body.contains(alone(presentation)))
         }
         if let sheet = decision.sheet {
-            #expect(body.contains(#","sheet":"# + String(decoding: JSONWriter.encode(sheet), as: UTF8.self) + #","yielded":"#))
+            #expect(body.contains(#","sheet":"# + alone(sheet) + #","yielded":"#))
         }
+    }
+
+    /// The minimal body (`Prefer: return=minimal`) is the full one without `sheet` and `trace`, the
+    /// other members in the same order and byte for byte.
+    @Test(arguments: GoldenCase.all)
+    func minimalBodyLeavesOutSheetAndTrace(_ golden: GoldenCase) throws {
+        var state = fold(golden.events, catalog: golden.catalog)
+        if let campaign = golden.campaign { state.campaign = campaign }
+        let decision = SheetPolicy.decide(catalog: golden.catalog, state: state, context: golden.context, now: golden.now)
+        let full = decision.jsonBytes()
+        let minimal = String(decoding: Decision.minimalBody(fromFull: full), as: UTF8.self)
+        var out = JSONBuffer(capacity: 4096)
+        out.append("{\"present\":")
+        out.bool(decision.present)
+        out.append(",\"reason\":")
+        out.safeString(decision.reason.rawValue)
+        out.append(",\"stack\":[")
+        for (index, presentation) in decision.stack.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            presentation.write(to: &out)
+        }
+        out.append("]")
+        let prefix = String(decoding: out.bytes, as: UTF8.self)
+        #expect(minimal.hasPrefix(prefix))
+        #expect(!minimal.contains(#""sheet":"#) && !minimal.contains(#""trace":"#))
+        let text = String(decoding: full, as: UTF8.self)
+        let tail = try #require(text.range(of: #","yielded":"#)).lowerBound
+        let trace = try #require(text.range(of: #","trace":"#)).lowerBound
+        #expect(minimal == prefix + String(text[tail..<trace]) + "}")
     }
 }

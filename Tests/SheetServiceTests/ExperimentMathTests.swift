@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import SheetPolicy
 import SheetStore
+import SheetWire
 import Testing
 
 @testable import SheetService
@@ -117,7 +118,7 @@ import Testing
                 "control": ExperimentArmCounts(exposedUsers: 1000, impressions: 0, convertedUsers: 100, conversions: 120),
                 "a": ExperimentArmCounts(exposedUsers: 1000, impressions: 1500, convertedUsers: 130, conversions: 140),
             ], unattributed: 7)
-        let body = SheetService.resultsJSON(ExperimentAssignmentTests.experiment, counts)
+        let body = ExperimentStatistics.results(ExperimentAssignmentTests.experiment, counts).jsonBytes()
         let json = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
         #expect(json["experimentId"] as? String == "offers-copy-2026-12")
         #expect(json["unattributed"] as? Int == 7)

@@ -3,6 +3,7 @@ import Foundation
 import JSONKit
 import MicroHTTP
 import SheetPolicy
+import SheetWire
 import TestSupport
 import Testing
 
@@ -167,7 +168,7 @@ import Testing
 /// Request bodies: UTF-8 only, exact integers, messages that name the field and the range.
 @Suite struct RequestBodyTests {
     static func problem(_ body: () throws -> Void) -> Problem? {
-        do { try body(); return nil } catch { return error as? Problem }
+        do { try body(); return nil } catch { return (error as? Problem) ?? (error as? WireError).map(Problems.wire) }
     }
 
     /// UTF-16 and UTF-32 (with or without a byte order mark) and a UTF-8 BOM are refused by name.
@@ -222,7 +223,7 @@ import Testing
     @Test func unknownMembersAreNamedUpToALimit() throws {
         let body = "{" + (0..<1000).map { #""k\#($0)":0"# }.joined(separator: ",") + #","count":1}"#
         do {
-            _ = try CountReport(try RequestBody.object(Array(body.utf8)))
+            _ = try CountReport(try JSONBody.object(Array(body.utf8)))
             Issue.record("accepted")
         } catch {
             #expect(error.invalidParams.count == 20)
@@ -240,7 +241,7 @@ import Testing
         #expect(count.count == 1 && count.seq == 7 && count.filter == "new" && count.eventId == "e1")
         let dismissal = try Dismissal(try RequestBody.object(Array(#"{"sheetId":"s","method":"swipe"}"#.utf8)))
         #expect(dismissal.sheetId == "s" && dismissal.method == .swipe && dismissal.eventId == nil)
-        let presentation = try Presentation(try RequestBody.object(Array(#"{"sheetId":"s","mode":"push","parentSheetId":"p"}"#.utf8)))
+        let presentation = try PresentationReport(try RequestBody.object(Array(#"{"sheetId":"s","mode":"push","parentSheetId":"p"}"#.utf8)))
         #expect(presentation.mode == .push && presentation.parentSheetId == "p")
         let height = try ContentHeightReport(try RequestBody.object(Array(#"{"height":312.5,"platform":"android"}"#.utf8)))
         #expect(height.height == 312.5 && height.platform == .android)

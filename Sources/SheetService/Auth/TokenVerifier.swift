@@ -1,6 +1,7 @@
 import Crypto
 import JSONKit
 import SheetPolicy
+import SheetWire
 
 /// Who is calling: the admin, or one user proven by an HS256 JWT.
 public enum Principal: Sendable, Equatable {
@@ -170,13 +171,7 @@ public struct TokenVerifier: Sendable {
     /// A signed user token for `sub`, valid for `ttl` seconds from `now`.
     public func issueUserToken(sub: String, now: Int64, ttl: Int64) -> String {
         let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        var payloadJSON = JSONWriter()
-        payloadJSON.object { o in
-            o.member("sub", sub)
-            o.member("iat", Int(now))
-            o.member("exp", Int(now + ttl))
-        }
-        let payload = Base64URL.encode(payloadJSON.bytes)
+        let payload = Base64URL.encode(IssuedTokenClaims(subject: sub, issuedAt: now, expires: now + ttl).jsonBytes)
         let signingInput = Array("\(header).\(payload)".utf8)
         let signature = Base64URL.encode(HMACSHA256.authenticationCode(for: signingInput, key: secret))
         return "\(header).\(payload).\(signature)"

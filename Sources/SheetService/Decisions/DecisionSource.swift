@@ -10,16 +10,18 @@ import SheetStore
 /// - `ReplicatedDecisions`: a database other replicas write too (PostgreSQL). A cached answer is
 ///   proven by the listener's barrier, anything else is read with its version in a batched round trip.
 ///
-/// A source is a strategy over the service's parts (its cache, catalog and policy), which it is
+/// A source is a strategy over the decision engine (its cache, catalog and policy), which it is
 /// handed on each call: it holds only what is its own (the store capability it reads, its batcher).
 protocol DecisionSource: Sendable {
-    /// The answer to a decision GET (no `Prefer: wait`): 200, or 304 when `condition` (If-None-Match)
-    /// matches; answered now or deferred until proven exact.
-    func respond(userId: String, context: ClientContext, condition: String?, in service: SheetService) throws(Problem) -> HTTPResponse
+    /// The answer to a decision GET (no `Prefer: wait`) in the asked `form`: 200, or 304 when
+    /// `condition` (If-None-Match) matches; answered now or deferred until proven exact.
+    func respond(
+        userId: String, context: ClientContext, condition: String?, form: DecisionForm, in engine: DecisionEngine
+    ) throws(Problem) -> HTTPResponse
 
     /// The current answer, on the calling thread (long-polls, streams, `Prefer: wait`): from the cache
     /// when it is exact, else computed from the stored state at the service's clock (and cached).
-    func currentAnswer(userId: String, context: ClientContext, in service: SheetService) throws(Problem) -> DecisionCache.Fresh
+    func currentAnswer(userId: String, context: ClientContext, in engine: DecisionEngine) throws(Problem) -> DecisionCache.Fresh
 }
 
 /// Decisions over a store only this process writes: a cached answer whose epoch is current is exact
@@ -31,21 +33,24 @@ final class LocalDecisions: DecisionSource {
         self.store = store
     }
 
-    func respond(userId: String, context: ClientContext, condition: String?, in service: SheetService) throws(Problem) -> HTTPResponse {
-        SheetService.decisionResponse(try currentAnswer(userId: userId, context: context, in: service).answer, condition: condition)
+    func respond(
+        userId: String, context: ClientContext, condition: String?, form: DecisionForm, in engine: DecisionEngine
+    ) throws(Problem) -> HTTPResponse {
+        let answer = try currentAnswer(userId: userId, context: context, in: engine).answer
+        return DecisionResponse.answering(engine.answer(answer, as: form), form: form, condition: condition)
     }
 
-    func currentAnswer(userId: String, context: ClientContext, in service: SheetService) throws(Problem) -> DecisionCache.Fresh {
-        let decisions = service.decisions
-        let snapshot = service.catalogSnapshot
-        if let cached = decisions.lookup(userId: userId, context: context, catalogVersion: snapshot.currentVersion, now: service.clock) {
+    func currentAnswer(userId: String, context: ClientContext, in engine: DecisionEngine) throws(Problem) -> DecisionCache.Fresh {
+        let decisions = engine.decisions
+        let snapshot = engine.snapshot
+        if let cached = decisions.lookup(userId: userId, context: context, catalogVersion: snapshot.currentVersion, now: engine.clock) {
             return cached
         }
         let (catalog, catalogVersion) = snapshot.currentWithVersion
         let epoch = decisions.freshness.epoch(of: userId)  // before the state is read
-        let state = try service.storage { () throws(StoreError) in try store.userState(userId: userId) }
-        return service.remember(
+        let state = try engine.databaseErrors.guarding { () throws(StoreError) in try store.userState(userId: userId) }
+        return engine.remember(
             userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: nil,
-            decision: service.decide(userId: userId, catalog: catalog, state: state, context: context))
+            decision: engine.decide(userId: userId, catalog: catalog, state: state, context: context))
     }
 }

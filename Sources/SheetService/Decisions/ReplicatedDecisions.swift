@@ -26,26 +26,29 @@ final class ReplicatedDecisions: DecisionSource {
         self.versionBatcher = VersionBatcher(coordination: coordination)
     }
 
-    func respond(userId: String, context: ClientContext, condition: String?, in service: SheetService) throws(Problem) -> HTTPResponse {
-        let decisions = service.decisions
+    func respond(
+        userId: String, context: ClientContext, condition: String?, form: DecisionForm, in engine: DecisionEngine
+    ) throws(Problem) -> HTTPResponse {
+        let decisions = engine.decisions
         guard
             let candidate = decisions.candidate(
-                userId: userId, context: context, catalogVersion: service.catalogSnapshot.currentVersion, now: service.clock)
+                userId: userId, context: context, catalogVersion: engine.snapshot.currentVersion, now: engine.clock)
         else {
             let epoch = decisions.freshness.epoch(of: userId)  // before the state is read
             return .deferred { [self] promise in
-                versionChecked(userId: userId, context: context, condition: condition, epoch: epoch, service: service, promise: promise)
+                versionChecked(userId: userId, context: context, condition: condition, form: form, epoch: epoch, engine: engine, promise: promise)
             }
         }
         return .deferred { [self] promise in
-            decisions.freshness.confirm(candidate, now: service.clock) { [self] exact in
+            decisions.freshness.confirm(candidate, now: engine.clock) { [self] exact in
                 decisions.countProof(candidate, exact: exact)
                 if exact {
-                    service.replicaCounters.barrierHits.add(1, ordering: .relaxed)
-                    return promise.succeed(SheetService.decisionResponse(candidate.fresh.answer, condition: condition))
+                    engine.replicaCounters.barrierHits.add(1, ordering: .relaxed)
+                    return promise.succeed(
+                        DecisionResponse.answering(engine.answer(candidate.fresh.answer, as: form), form: form, condition: condition))
                 }
                 let epoch = decisions.freshness.epoch(of: userId)  // before the state is read
-                versionChecked(userId: userId, context: context, condition: condition, epoch: epoch, service: service, promise: promise)
+                versionChecked(userId: userId, context: context, condition: condition, form: form, epoch: epoch, engine: engine, promise: promise)
             }
         }
     }
@@ -53,42 +56,42 @@ final class ReplicatedDecisions: DecisionSource {
     /// The decision computed, on a decision thread, from the state read in one batched round trip
     /// (the versions and the state of every request waiting, one statement).
     private func versionChecked(
-        userId: String, context: ClientContext, condition: String?, epoch: Int, service: SheetService, promise: ResponsePromise
+        userId: String, context: ClientContext, condition: String?, form: DecisionForm, epoch: Int, engine: DecisionEngine,
+        promise: ResponsePromise
     ) {
         versionBatcher.read(userId) { [decisionThreads] result in
             switch result {
             case .success(let read):
                 decisionThreads.run {
                     promise.complete { () throws(Problem) in
-                        try service.refreshCatalog(seen: read.versions.catalog)
-                        let (catalog, catalogVersion) = service.catalogSnapshot.currentWithVersion
-                        return SheetService.decisionResponse(
-                            service.remember(
-                                userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
-                                decision: service.decide(userId: userId, catalog: catalog, state: read.state, context: context)
-                            ).answer, condition: condition)
+                        try engine.catalog.refresh(seen: read.versions.catalog)
+                        let (catalog, catalogVersion) = engine.snapshot.currentWithVersion
+                        let fresh = engine.remember(
+                            userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
+                            decision: engine.decide(userId: userId, catalog: catalog, state: read.state, context: context))
+                        return DecisionResponse.answering(engine.answer(fresh.answer, as: form), form: form, condition: condition)
                     }
                 }
             case .failure(let error):
-                service.databaseErrors.add(1, ordering: .relaxed)
+                engine.databaseErrors.record()
                 promise.fail(Problems.storage(error))
             }
         }
     }
 
     /// One round trip, the state only on a cache miss.
-    func currentAnswer(userId: String, context: ClientContext, in service: SheetService) throws(Problem) -> DecisionCache.Fresh {
-        let decisions = service.decisions
-        var known = decisions.storeVersion(userId: userId, context: context, catalogVersion: service.catalogSnapshot.currentVersion)
+    func currentAnswer(userId: String, context: ClientContext, in engine: DecisionEngine) throws(Problem) -> DecisionCache.Fresh {
+        let decisions = engine.decisions
+        var known = decisions.storeVersion(userId: userId, context: context, catalogVersion: engine.snapshot.currentVersion)
         while true {
             let epoch = decisions.freshness.epoch(of: userId)  // before the state is read
-            let (versions, state) = try service.storage { () throws(StoreError) in
+            let (versions, state) = try engine.databaseErrors.guarding { () throws(StoreError) in
                 try coordination.userState(userId: userId, unlessUserVersion: known)
             }
-            try service.refreshCatalog(seen: versions.catalog)
-            let (catalog, catalogVersion) = service.catalogSnapshot.currentWithVersion
+            try engine.catalog.refresh(seen: versions.catalog)
+            let (catalog, catalogVersion) = engine.snapshot.currentWithVersion
             if let cached = decisions.lookup(
-                userId: userId, context: context, catalogVersion: catalogVersion, storeVersion: versions.user, now: service.clock)
+                userId: userId, context: context, catalogVersion: catalogVersion, storeVersion: versions.user, now: engine.clock)
             {
                 return cached
             }
@@ -97,9 +100,9 @@ final class ReplicatedDecisions: DecisionSource {
                 known = nil
                 continue
             }
-            return service.remember(
+            return engine.remember(
                 userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: versions.user,
-                decision: service.decide(userId: userId, catalog: catalog, state: state, context: context))
+                decision: engine.decide(userId: userId, catalog: catalog, state: state, context: context))
         }
     }
 }

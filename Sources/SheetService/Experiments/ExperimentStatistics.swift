@@ -1,3 +1,7 @@
+import SheetPolicy
+import SheetStore
+import SheetWire
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -112,5 +116,31 @@ enum ExperimentStatistics {
         for i in 1..<coefficients.count { sum += coefficients[i] / (z + Double(i)) }
         let t = z + 7.5
         return 0.5 * log(2 * Double.pi) + (z + 0.5) * log(t) - t + log(sum)
+    }
+}
+
+extension ExperimentStatistics {
+    /// An experiment's results from its exact counts: each arm's rate, each arm against the baseline
+    /// (the holdout arm, else the first), and the sample ratio check against the arms' weights.
+    static func results(_ experiment: Experiment, _ counts: ExperimentCounts) -> ExperimentResults {
+        let arms = experiment.arms.map { ($0, counts.arms[$0.id] ?? ExperimentArmCounts()) }
+        let baseline = arms.first(where: { $0.0.holdout }) ?? arms[0]
+        let ratio = sampleRatio(observed: arms.map { $0.1.exposedUsers }, weights: arms.map { $0.0.weight })
+        return ExperimentResults(
+            experimentId: experiment.id, status: experiment.status, winner: experiment.winner,
+            arms: arms.map { arm, c in
+                ExperimentResults.Arm(
+                    id: arm.id, holdout: arm.holdout, weight: arm.weight, exposedUsers: c.exposedUsers, impressions: c.impressions,
+                    convertedUsers: c.convertedUsers, conversions: c.conversions, conversionRate: rate(c.convertedUsers, c.exposedUsers))
+            },
+            comparisons: arms.filter { $0.0.id != baseline.0.id }.map { arm, c in
+                let comparison = compare(
+                    converted: c.convertedUsers, exposed: c.exposedUsers, baselineConverted: baseline.1.convertedUsers,
+                    baselineExposed: baseline.1.exposedUsers)
+                return ExperimentResults.Comparison(
+                    arm: arm.id, baseline: baseline.0.id, difference: comparison.difference, ci95: comparison.ci95.map { [$0.low, $0.high] },
+                    pValue: comparison.pValue)
+            },
+            chiSquare: ratio.chiSquare, sampleRatioPValue: ratio.pValue, unattributed: counts.unattributed)
     }
 }

@@ -10,8 +10,9 @@ final class LongPoll: DecisionWatcher {
     let userId: String
     let context: ClientContext
     let waitSeconds: Int
-    /// The answer the client holds (its ETag; its length for the 304).
+    /// The answer the client holds (its ETag; its length for the 304), in the form it asked for.
     private let held: DecisionCache.Answer
+    private let form: DecisionForm
     private let promise: ResponsePromise
     private let settled = Atomic<Bool>(false)
     private let answer: @Sendable (String, ClientContext) -> DecisionCache.Fresh?
@@ -22,7 +23,7 @@ final class LongPoll: DecisionWatcher {
     private let wake: @Sendable (LongPoll) -> Void
 
     init(
-        userId: String, context: ClientContext, held: DecisionCache.Answer, waitSeconds: Int, promise: ResponsePromise,
+        userId: String, context: ClientContext, held: DecisionCache.Answer, form: DecisionForm, waitSeconds: Int, promise: ResponsePromise,
         answer: @escaping @Sendable (String, ClientContext) -> DecisionCache.Fresh?, done: @escaping @Sendable (LongPoll) -> Void,
         clock: @escaping @Sendable () -> Timestamp, wake: @escaping @Sendable (LongPoll) -> Void
     ) {
@@ -31,18 +32,17 @@ final class LongPoll: DecisionWatcher {
         self.userId = userId
         self.context = context
         self.held = held
+        self.form = form
         self.waitSeconds = waitSeconds
         self.promise = promise
         self.answer = answer
         self.done = done
     }
 
-    var preferenceApplied: (String, String) { ("Preference-Applied", "wait=\(waitSeconds)") }
-
     func recheck() {
         guard !settled.load(ordering: .acquiring), let current = answer(userId, context) else { return }
         guard current.answer.etag != held.etag else { return armBoundary(current.validUntil) }
-        settle(SheetService.decisionResponse(current.answer, extraHeaders: [preferenceApplied]))
+        settle(DecisionResponse.ok(current.answer, form: form, wait: waitSeconds))
     }
 
     /// Arms the timer for the decision's next time boundary (none when it has none).
@@ -55,13 +55,13 @@ final class LongPoll: DecisionWatcher {
 
     /// The wait is over without a change (or the server is stopping): 304, as for a plain conditional GET.
     func expire() {
-        settle(SheetService.notModified(held, extraHeaders: [preferenceApplied]))
+        settle(DecisionResponse.notModified(held, form: form, wait: waitSeconds))
     }
 
     /// The client went away while waiting: the poll ends now (its answer reaches nobody), so it holds
     /// neither its connection nor its user's place until the end of its wait.
     func clientClosed() {
-        settle(SheetService.notModified(held, extraHeaders: [preferenceApplied]))
+        settle(DecisionResponse.notModified(held, form: form, wait: waitSeconds))
     }
 
     private func settle(_ response: HTTPResponse) {

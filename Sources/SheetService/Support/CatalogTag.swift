@@ -1,6 +1,7 @@
 import Crypto
 import MicroHTTP
 import SheetPolicy
+import SheetWire
 import Synchronization
 
 /// The catalog's entity tag: what `GET /v1/sheets` (every page) and `GET /v1/settings` answer as
@@ -21,7 +22,7 @@ final class CatalogTag: Sendable {
             bytes += sheet.canonicalJSON
             bytes.append(0x0A)
         }
-        bytes += SheetService.settingsJSON(catalog.settings)
+        bytes += catalog.settings.jsonBytes()
         let tag = SHA256.quotedHexPrefix(of: bytes, length: 16)
         last.withLock { $0 = (version, tag) }
         return tag
@@ -33,24 +34,5 @@ final class CatalogTag: Sendable {
         let trimmed = header.trimmed()
         if trimmed == "*" { return true }
         return trimmed.split(separator: ",").contains { $0.trimmed() == tag }
-    }
-}
-
-extension SheetService {
-    /// The current catalog's tag (from the snapshot; under `catalogWrites` for a write's check).
-    var currentCatalogTag: String {
-        let (catalog, version) = catalogSnapshot.currentWithVersion
-        return catalogTag.tag(of: catalog, version: version)
-    }
-
-    /// Under `catalogWrites`: refuses the write with 412 when its `If-Match` names another catalog.
-    func checkIfMatch(_ request: HTTPRequest) throws(Problem) {
-        guard let header = request.header("If-Match") else { return }
-        let current = currentCatalogTag
-        guard CatalogTag.ifMatch(header, admits: current) else {
-            throw ProblemType.preconditionFailed.problem(
-                "the catalog changed since the ETag in If-Match (it is \(current) now): read it again (GET /v1/sheets), "
-                    + "reapply your change and send the new ETag")
-        }
     }
 }

@@ -55,9 +55,6 @@ final class EventRateLimiter: Sendable {
         }
     }
 
-    /// Users with a bucket now (for tests).
-    var trackedUsers: Int { shards.reduce(0) { $0 + $1.shard.withLock { $0.buckets.count } } }
-
     /// Drops the buckets that would be full now; the next sweep waits until the shard doubles.
     private static func sweep(_ shard: inout Shard, capacity: Double, perMicro: Double, now: Int) {
         shard.buckets = shard.buckets.filter { _, b in b.tokens + Double(now - b.lastMicros) * perMicro < capacity }

@@ -1,0 +1,91 @@
+import MicroHTTP
+import SheetPolicy
+import SheetStore
+import SheetWire
+
+/// The routes around the campaign rules: impressions, a user's segments and per-sheet stats.
+struct CampaignController: RouteController {
+    let authorization: RequestAuthorization
+    let recorder: EventRecorder
+    let catalog: CatalogKeeper
+    let store: any SheetStore
+    let databaseErrors: DatabaseErrors
+
+    func register(on router: Router) {
+        router.add(.POST, "/v1/users/{userId}/impressions") { [self] in try reportImpression($0) }
+        router.add(.PUT, "/v1/users/{userId}/attributes") { [self] in try putAttributes($0) }
+        router.add(.GET, "/v1/users/{userId}/attributes") { [self] in try getAttributes($0) }
+        router.add(.GET, "/v1/sheets/{sheetId}/stats") { [self] in try sheetStats($0) }
+    }
+
+    /// `POST /v1/users/{userId}/impressions`: the client presented the sheet. One event, as the others.
+    func reportImpression(_ request: HTTPRequest) throws -> HTTPResponse {
+        let userId = try authorization.authorizeUser(request)
+        let impression = try request.decodeBody(ImpressionReport.init)
+        let sheetId = impression.sheetId
+        let events = catalog.eventCatalog(), clock = recorder.clock
+        return recorder.record(userId: userId, eventId: impression.eventId, kind: .impression, emitting: [(sheetId, .impression, nil)]) {
+            state, activity in
+            let catalog = events.current
+            // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
+            guard let sheet = catalog[sheetId] else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
+            let now = clock()
+            state.campaign.recordImpression(
+                of: sheetId, at: now, keepSeconds: catalog.longestImpressionPeriod, keepNewest: catalog.impressionsKeptPerSheet)
+            // An exposed user's impressions count for their arm (pinned users' rows are left out of the results).
+            if let experimentId = sheet.experiment?.id, let exposure = state.experiments.exposures[experimentId] {
+                activity.append(SheetActivity(sheetId: sheetId, kind: .experimentImpression, at: now, experimentId: experimentId, arm: exposure.arm))
+            }
+            return EventOutcome.impression(sheetId: sheetId, impressions: state.campaign.impressionTotals[sheetId] ?? 0).jsonBytes()
+        }
+    }
+
+    /// `PUT /v1/users/{userId}/attributes`: the operator sets the user's segments (admin token only).
+    func putAttributes(_ request: HTTPRequest) throws -> HTTPResponse {
+        let userId = try authorization.authorizeUser(request)
+        try authorization.requireAdmin(request, "only the admin token may set a user's segments")
+        let segments = try request.decodeBody(UserAttributes.init).segments
+        return recorder.record(userId: userId, eventId: nil, kind: .attributes) { state in
+            state.campaign.segments = segments
+            return EventOutcome.attributes(userId: userId, segments: segments).jsonBytes()
+        }
+    }
+
+    /// `GET /v1/users/{userId}/attributes`: the user's segments (the user's token or the admin's).
+    func getAttributes(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let userId = try authorization.authorizeUser(request)
+        let state = try databaseErrors.guarding { () throws(StoreError) in try store.userState(userId: userId) }
+        return .json(200, EventOutcome.attributes(userId: userId, segments: state.campaign.segments).jsonBytes())
+    }
+
+    /// `GET /v1/sheets/{sheetId}/stats?since=RFC3339` (admin): from the hour rollups, over the whole
+    /// hours from `since` on (`countedFrom`), or everything kept without it.
+    func sheetStats(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        try authorization.requireAdmin(request, "only the admin token may read stats")
+        let sheetId = try request.pathIdentifier("sheetId")
+        var invalid: [(name: String, reason: String)] = []
+        var sinceText: String?
+        var repeated = false
+        for name in request.queryNames() {
+            if name == "since" {
+                if sinceText != nil { repeated = true }
+                sinceText = request.query("since")
+            } else if !invalid.contains(where: { $0.name == name }) {
+                invalid.append((name, "is not a known parameter (since)"))
+            }
+        }
+        if repeated { invalid.append(("since", "is given more than once")) }
+        var since: Timestamp?
+        if let sinceText, !repeated {
+            since = Timestamp(rfc3339: sinceText, finerFraction: .roundUp)
+            if since == nil { invalid.append(("since", "must be an RFC 3339 date-time such as 2026-12-01T00:00:00Z")) }
+        }
+        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+        guard catalog.current[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
+        let stats = try databaseErrors.guarding { () throws(StoreError) in try store.sheetStats(sheetId: sheetId, since: since) }
+        let answer = SheetStatsAnswer(
+            sheetId: sheetId, since: sinceText, impressions: stats.impressions, uniqueUsers: stats.uniqueUsers, dismissals: stats.dismissals,
+            latchReleases: stats.latchReleases, openedFrom: stats.openedFrom, countedFrom: stats.countedFrom)
+        return .json(200, answer.jsonBytes())
+    }
+}

@@ -1,0 +1,92 @@
+import MicroHTTP
+import SheetPolicy
+import SheetStore
+import SheetWire
+
+/// Experiments: conversions, results and QA pins (exposures are recorded by the decision, see
+/// `ExperimentRecorder`).
+struct ExperimentsController: RouteController {
+    let authorization: RequestAuthorization
+    let recorder: EventRecorder
+    let catalog: CatalogKeeper
+
+    func register(on router: Router) {
+        router.add(.POST, "/v1/users/{userId}/conversions") { [self] in try reportConversion($0) }
+        router.add(.GET, "/v1/experiments/{experimentId}/results") { [self] in try experimentResults($0) }
+        router.add(.PUT, "/v1/experiments/{experimentId}/pins/{userId}") { [self] in try putPin($0) }
+        router.add(.DELETE, "/v1/experiments/{experimentId}/pins/{userId}") { [self] in try deletePin($0) }
+    }
+
+    /// `POST /v1/users/{userId}/conversions`: counted for the user's arm within the experiment's
+    /// window after their exposure, else unattributed; pinned users count nowhere.
+    func reportConversion(_ request: HTTPRequest) throws -> HTTPResponse {
+        let userId = try authorization.authorizeUser(request)
+        let conversion = try request.decodeBody(ConversionReport.init)
+        let sheetId = conversion.sheetId, goal = conversion.goal
+        let events = catalog.eventCatalog(), clock = recorder.clock
+        return recorder.record(userId: userId, eventId: conversion.eventId, kind: .conversion) { state, activity in
+            guard let sheet = events.current[sheetId] else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
+            let now = clock()
+            var attribution: (counted: Bool, arm: String?) = (false, nil)
+            if let experiment = sheet.experiment {
+                attribution = SheetPolicy.attributeConversion(in: experiment, state: state, at: now)
+                if attribution.counted {
+                    activity.append(
+                        SheetActivity(sheetId: sheetId, kind: .conversion, at: now, experimentId: experiment.id, arm: attribution.arm))
+                }
+            }
+            return EventOutcome.conversion(
+                sheetId: sheetId, experimentId: sheet.experiment?.id, goal: goal, counted: attribution.counted, arm: attribution.arm
+            ).jsonBytes()
+        }
+    }
+
+    /// `GET /v1/experiments/{experimentId}/results` (admin): exact counts per arm, the comparisons
+    /// with the baseline and the sample ratio check.
+    func experimentResults(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        try authorization.requireAdmin(request, "only the admin token may read experiment results")
+        let experimentId = try request.pathIdentifier("experimentId")
+        guard let (_, experiment) = catalog.current.experiment(id: experimentId) else {
+            throw Problems.notFound("no experiment '\(experimentId)' in the catalog")
+        }
+        let store = catalog.store
+        let counts = try catalog.databaseErrors.guarding { () throws(StoreError) in try store.experimentCounts(experimentId: experimentId) }
+        return .json(200, ExperimentStatistics.results(experiment, counts).jsonBytes())
+    }
+
+    /// `PUT /v1/experiments/{experimentId}/pins/{userId}` (admin): puts a QA user in an arm.
+    func putPin(_ request: HTTPRequest) throws -> HTTPResponse {
+        try authorization.requireAdmin(request, "only the admin token may pin users to an arm")
+        let experimentId = try request.pathIdentifier("experimentId")
+        let userId = try request.pathIdentifier("userId")
+        let pin = try request.decodeBody(PinBody.init)
+        guard let (_, experiment) = catalog.current.experiment(id: experimentId) else {
+            throw Problems.notFound("no experiment '\(experimentId)' in the catalog")
+        }
+        guard experiment.arm(pin.arm) != nil else {
+            throw Problems.invalidParams([("arm", "must be one of \(experiment.arms.map(\.id).joined(separator: ", "))")])
+        }
+        return pinRecord(experimentId: experimentId, userId: userId, arm: pin.arm)
+    }
+
+    /// `DELETE /v1/experiments/{experimentId}/pins/{userId}` (admin): the user is bucketed again.
+    func deletePin(_ request: HTTPRequest) throws -> HTTPResponse {
+        try authorization.requireAdmin(request, "only the admin token may pin users to an arm")
+        let experimentId = try request.pathIdentifier("experimentId")
+        let userId = try request.pathIdentifier("userId")
+        guard catalog.current.experiment(id: experimentId) != nil else {
+            throw Problems.notFound("no experiment '\(experimentId)' in the catalog")
+        }
+        return pinRecord(experimentId: experimentId, userId: userId, arm: nil)
+    }
+
+    private func pinRecord(experimentId: String, userId: String, arm: String?) -> HTTPResponse {
+        let clock = recorder.clock
+        return recorder.record(userId: userId, eventId: nil, kind: .pin) { state, activity in
+            state.experiments.pins[experimentId] = arm
+            // The user's exposure row (if any) leaves or rejoins the results with the pin.
+            activity.append(SheetActivity(sheetId: experimentId, kind: .pin, at: clock(), experimentId: experimentId, arm: arm))
+            return EventOutcome.pin(experimentId: experimentId, userId: userId, arm: arm).jsonBytes()
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import MicroHTTP
+import SheetStore
+import SheetWire
+
+/// A user's stored state: the support view of it, and erasing it.
+struct UsersController: RouteController {
+    let authorization: RequestAuthorization
+    let store: any SheetStore
+    let databaseErrors: DatabaseErrors
+    let freshness: DecisionFreshness
+    let feed: ChangeFeed
+
+    func register(on router: Router) {
+        router.add(.GET, "/v1/users/{userId}/state") { [self] in try userState($0) }
+        router.add(.DELETE, "/v1/users/{userId}") { [self] in try deleteUser($0) }
+    }
+
+    /// `GET /v1/users/{userId}/state`: what the service stores for the user.
+    func userState(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let userId = try authorization.authorizeUser(request)
+        let state = try databaseErrors.guarding { () throws(StoreError) in try store.userState(userId: userId) }
+        return .json(200, UserStateView(userId: userId, state: state).jsonBytes())
+    }
+
+    /// `DELETE /v1/users/{userId}`: the user's state erased.
+    func deleteUser(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        let userId = try authorization.authorizeUser(request)
+        defer {
+            freshness.userStateWritten(userId)
+            feed.userChanged(userId)
+        }
+        try databaseErrors.guarding { () throws(StoreError) in try store.deleteUser(userId: userId) }
+        return .empty(204)
+    }
+}

@@ -1,0 +1,42 @@
+import MicroHTTP
+
+/// The query of a listing route, read in one pass: each known parameter's value goes to its reader,
+/// which keeps it or says why it is invalid; any other name is invalid once. Every problem found is
+/// one 400 naming each parameter.
+struct QueryParameters {
+    /// Reads a value (the first one given for the name) and keeps it, or returns why it is invalid.
+    typealias Reader = (String?) -> String?
+
+    /// Reads `request`'s query with `readers` (known names, in the order they are listed in messages).
+    static func read(_ request: HTTPRequest, _ readers: KeyValuePairs<String, Reader>) throws(Problem) {
+        var invalid: [(name: String, reason: String)] = []
+        for name in request.queryNames() {
+            if let reader = readers.first(where: { $0.key == name })?.value {
+                if let reason = reader(request.query(name)) { invalid.append((name, reason)) }
+            } else if !invalid.contains(where: { $0.name == name }) {
+                invalid.append((name, "is not a known parameter (\(readers.map(\.key).joined(separator: ", ")))"))
+            }
+        }
+        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+    }
+
+    /// A whole number in `range` (a page size, a sample size).
+    static func wholeNumber(_ range: ClosedRange<Int>, _ keep: @escaping (Int) -> Void) -> Reader {
+        { text in
+            guard let text, let n = Int(text), range.contains(n) else {
+                return "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
+            }
+            keep(n)
+            return nil
+        }
+    }
+
+    /// An identifier (a sheet or user id to start after).
+    static func identifier(_ keep: @escaping (String) -> Void) -> Reader {
+        { text in
+            guard let text, Identifier.isValid(text) else { return Identifier.rule }
+            keep(text)
+            return nil
+        }
+    }
+}

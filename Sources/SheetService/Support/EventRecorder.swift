@@ -1,0 +1,115 @@
+import MicroHTTP
+import SheetPolicy
+import SheetStore
+import Synchronization
+
+/// Records the events clients report for one user: each one transaction, replayed by event id,
+/// limited per user per minute and in what a user may store, and, once committed, the caches,
+/// streams and counters told.
+final class EventRecorder: Sendable {
+    private let store: any SheetStore
+    /// How much one user may store; events beyond are refused with 409.
+    private let stateLimits: UserStateLimits
+    /// How many events one user may report per minute; more are refused with 429.
+    private let eventRate: EventRateLimiter
+    private let freshness: DecisionFreshness
+    private let feed: ChangeFeed
+    private let sheetCounters: SheetCounters
+    private let experimentRecorder: ExperimentRecorder
+    private let databaseErrors: DatabaseErrors
+    /// The service's clock, which stamps the activity records.
+    let clock: @Sendable () -> Timestamp
+
+    init(
+        store: any SheetStore, stateLimits: UserStateLimits, eventRate: EventRateLimiter, freshness: DecisionFreshness, feed: ChangeFeed,
+        sheetCounters: SheetCounters, experimentRecorder: ExperimentRecorder, databaseErrors: DatabaseErrors,
+        clock: @escaping @Sendable () -> Timestamp
+    ) {
+        self.store = store
+        self.stateLimits = stateLimits
+        self.eventRate = eventRate
+        self.freshness = freshness
+        self.feed = feed
+        self.sheetCounters = sheetCounters
+        self.experimentRecorder = experimentRecorder
+        self.databaseErrors = databaseErrors
+        self.clock = clock
+    }
+
+    /// One event, one transaction; the outcome of the first processing answers every retry.
+    /// Event ids are scoped to the kind of event: the same id on another route is another event (a
+    /// replay must answer with the route's own outcome shape, not another route's).
+    ///
+    /// The answer is deferred: the connection is parked until the writer commits the batch carrying
+    /// this event, so the worker thread serves others meanwhile and one commit carries many events.
+    ///
+    /// `emitting`: the activity records (stats) this event adds when its body succeeds, stamped with the
+    /// clock; latches the body releases are added as `latch-release` records. They commit with the
+    /// state, and count on /metrics after the commit.
+    func record(
+        userId: String, eventId: String?, kind: EventKind, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
+        _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]
+    ) -> HTTPResponse {
+        record(userId: userId, eventId: eventId, kind: kind, emitting: emitting) { (state: inout UserState, _: inout [SheetActivity]) in
+            try body(&state)
+        }
+    }
+
+    /// `record` with a body that may emit records of its own (experiment facts).
+    func record(
+        userId: String, eventId: String?, kind: EventKind, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
+        _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8]
+    ) -> HTTPResponse {
+        if let retryAfter = eventRate.admit(userId) {
+            return Problems.tooManyRequests(
+                "user '\(userId)' reported more than \(eventRate.eventsPerMinute) events within a minute; retry in \(retryAfter) s",
+                retryAfterSeconds: retryAfter
+            ).response
+        }
+        let storedEventId = eventId.map(kind.storedEventId)
+        let clock = self.clock
+        let emitted = EmittedActivity()
+        let withActivity: @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8] = { state, activity in
+            let latched = state.latches
+            let outcome = try body(&state, &activity)
+            let now = clock()
+            for (sheetId, kind, method) in emitting { activity.append(SheetActivity(sheetId: sheetId, kind: kind, method: method, at: now)) }
+            // Sorted only when some latch was released (most events release none).
+            var released: [String] = []
+            for sheetId in latched.keys where state.latches[sheetId] == nil { released.append(sheetId) }
+            for sheetId in released.sorted() { activity.append(SheetActivity(sheetId: sheetId, kind: .latchRelease, at: now)) }
+            emitted.records.withLock { $0 = activity }
+            return outcome
+        }
+        return .deferred { [self] promise in
+            store.submit(userId: userId, eventId: storedEventId, stateLimits.enforcing(withActivity)) { [self] result in
+                // After the commit (or the failure), before the answer: cached decisions of this user are stale.
+                freshness.userStateWritten(userId)
+                if case .success(let event) = result, !event.replayed {
+                    feed.userChanged(userId)
+                    let records = emitted.records.withLock { $0 }
+                    sheetCounters.add(records)
+                    experimentRecorder.add(records)
+                }
+                promise.complete {
+                    switch result {
+                    case .success(let event):
+                        return .json(200, event.outcome, headers: event.replayed ? [("Idempotent-Replayed", "true")] : [])
+                    case .failure(let error as StateLimitExceeded):
+                        throw error.problem
+                    case .failure(let error as StoreError):
+                        databaseErrors.record()
+                        throw Problems.storage(error)
+                    case .failure(let error):
+                        throw error
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What an event's body emitted, read after its commit (the body runs once, on the writer).
+private final class EmittedActivity: Sendable {
+    let records = Mutex<[SheetActivity]>([])
+}

@@ -1,0 +1,87 @@
+import JSONKit
+import MicroHTTP
+import SheetStore
+import SheetWire
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Who a request acts for: its bearer token verified, admin-only routes and a user's own routes
+/// enforced, and the author a catalog change is recorded under.
+struct RequestAuthorization: Sendable {
+    /// The longest `Sheetd-Comment` kept with a revision.
+    static let maximumCommentLength = 1000
+
+    let tokens: TokenVerifier
+
+    func authenticate(_ request: HTTPRequest) throws(Problem) -> Principal {
+        do {
+            var principal: Result<Principal, TokenError> = .failure(.missing)
+            request.withHeaderBytes("Authorization") { value in
+                guard let value else { return }
+                do throws(TokenError) {
+                    principal = .success(try tokens.principal(authorizationBytes: value, now: Int64(time(nil))))
+                } catch { principal = .failure(error) }
+            }
+            return try principal.get()
+        } catch {
+            throw Problems.unauthorized(error)
+        }
+    }
+
+    func requireAdmin(_ request: HTTPRequest, _ why: String) throws(Problem) {
+        guard try authenticate(request) == .admin else { throw Problems.forbidden(why) }
+    }
+
+    /// The `{userId}` of a /v1/users route, once the caller may act for that user.
+    func authorizeUser(_ request: HTTPRequest) throws(Problem) -> String {
+        let principal = try authenticate(request)
+        let userId = try request.pathIdentifier("userId")
+        if case .user(let subject) = principal, subject != userId {
+            throw Problems.forbidden("this token may only use /v1/users/\(subject) routes")
+        }
+        return userId
+    }
+
+    /// The admin token's name (never the token), for the access log.
+    func adminName(_ request: HTTPRequest) -> String? {
+        tokens.adminName(authorization: request.header("Authorization"))
+    }
+
+    /// Who makes a change and why: the admin token's name (never the token) and `Sheetd-Comment`.
+    func revisionAuthor(_ request: HTTPRequest) throws(Problem) -> RevisionAuthor {
+        let actor = adminName(request) ?? "admin"
+        guard let raw = request.header("Sheetd-Comment") else { return RevisionAuthor(actor: actor) }
+        let comment = raw.trimmed()
+        guard comment.count <= Self.maximumCommentLength else {
+            throw Problems.invalidParams([("Sheetd-Comment", "is at most \(Self.maximumCommentLength) characters")])
+        }
+        return RevisionAuthor(actor: actor, comment: comment.isEmpty ? nil : comment)
+    }
+}
+
+extension HTTPRequest {
+    /// A path parameter that must be an identifier (400 naming it otherwise).
+    func pathIdentifier(_ name: String) throws(Problem) -> String {
+        guard let value = pathParameter(name), Identifier.isValid(value) else {
+            throw Problems.invalidParams([(name, Identifier.rule)])
+        }
+        return value
+    }
+
+    /// The body as a JSON object, after the `Content-Type` checks (415 for another type or charset).
+    func jsonObject() throws(Problem) -> [String: JSONValue] {
+        guard let type = header("Content-Type"), MediaType.isJSON(type) else { throw Problems.unsupportedMediaType }
+        if let charset = RequestBody.foreignCharset(type) { throw Problems.unsupportedCharset(charset) }
+        return try RequestBody.object(body)
+    }
+
+    /// The body decoded by a wire decoder (`CountReport.init` and the like), after `jsonObject()`.
+    func decodeBody<T>(_ decode: ([String: JSONValue]) throws(WireError) -> T) throws(Problem) -> T {
+        let object = try jsonObject()
+        return try Problems.decoding { () throws(WireError) in try decode(object) }
+    }
+}
