@@ -80,7 +80,7 @@ extension ServerCore {
             case .checkSettled(let promise):
                 action = request.machine.promiseChecked(promise.settledResponse())
             case .send(var response, let labels):
-                if case .gzipIfAccepted = response.compression {
+                if response.compression != .none {
                     var accepts = false
                     connection.withHeader("Accept-Encoding") { accepts = ContentCoding.acceptsGzip($0) }
                     response = ContentCoding.negotiate(response, acceptsGzip: accepts, minimumBytes: gzipMinimumBytes)

@@ -39,11 +39,16 @@ public enum ContentCoding {
 
     /// `response` as it is sent to a client whose `Accept-Encoding` is `acceptEncoding`.
     static func negotiate(_ response: HTTPResponse, acceptsGzip: Bool, minimumBytes: Int) -> HTTPResponse {
-        guard case .gzipIfAccepted = response.compression else { return response }
+        let varyIncluded: Bool
+        switch response.compression {
+        case .none: return response
+        case .gzipIfAccepted: varyIncluded = false
+        case .gzipIfAcceptedVaryIncluded: varyIncluded = true
+        }
         var response = response
         switch response.content {
         case .bytes(let body) where body.count >= minimumBytes:
-            addVary(&response)
+            if !varyIncluded { addVary(&response) }
             guard acceptsGzip, response.header("Content-Encoding") == nil, let encoded = Gzip.compressRemembered(body), encoded.count < body.count
             else { return response }
             response.content = .bytes(encoded)
@@ -52,7 +57,7 @@ public enum ContentCoding {
         case .notModified(let representation) where representation.count >= minimumBytes:
             // The 200 would be encoded: same Vary and ETag. (Its Content-Length stays the unencoded
             // length: encoding a body only to count it is not worth a 304.)
-            addVary(&response)
+            if !varyIncluded { addVary(&response) }
             if acceptsGzip { encodeEntityTag(&response) }
         case .bytes, .notModified, .deferred, .stream:
             break

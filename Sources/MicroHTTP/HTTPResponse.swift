@@ -21,6 +21,9 @@ public struct HTTPResponse: Sendable {
         /// gzip when the request's `Accept-Encoding` takes it and the body is large enough; the
         /// response then varies by `Accept-Encoding`.
         case gzipIfAccepted
+        /// As `gzipIfAccepted`, for a response whose own `Vary` header already names
+        /// `Accept-Encoding`: its headers are not scanned for one (the decision route, the hottest).
+        case gzipIfAcceptedVaryIncluded
     }
 
     public var status: Int

@@ -236,13 +236,14 @@ public enum EventID {
 public enum Identifier {
     public static let rule = "must be 1 to 128 characters of letters, digits and ._:@-"
 
-    public static func isValid(_ s: some StringProtocol) -> Bool {
+    /// Inlinable: every `/v1/users` request checks its path's user id, so it is specialized at the call.
+    @inlinable public static func isValid(_ s: some StringProtocol) -> Bool {
         let utf8 = s.utf8
         guard !utf8.isEmpty, utf8.count <= 128 else { return false }
         return utf8.allSatisfy(isAllowed)
     }
 
-    @inline(__always) public static func isAllowed(_ c: UInt8) -> Bool {
+    @inlinable @inline(__always) public static func isAllowed(_ c: UInt8) -> Bool {
         switch c {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "-"):

@@ -65,6 +65,13 @@ import Testing
         varying.headers.append(("Vary", "Accept-Encoding, Prefer"))
         let varied = ContentCoding.negotiate(varying, acceptsGzip: true, minimumBytes: 1024)
         #expect(varied.headers.filter { $0.0 == "Vary" }.map(\.1) == ["Accept-Encoding, Prefer"])
+
+        // A handler that says its Vary names Accept-Encoding is encoded the same, its headers not scanned.
+        varying.compression = .gzipIfAcceptedVaryIncluded
+        let declared = ContentCoding.negotiate(varying, acceptsGzip: true, minimumBytes: 1024)
+        #expect(declared.headers.filter { $0.0 == "Vary" }.map(\.1) == ["Accept-Encoding, Prefer"])
+        #expect(declared.header("Content-Encoding") == "gzip" && declared.header("ETag") == "\"abc-gzip\"")
+        #expect(try gunzip(declared.body) == body)
     }
 
     /// A body sent again (the same array) is encoded once; an equal body in another array is encoded

@@ -32,7 +32,7 @@ enum DecisionResponse {
         var headers = [("Content-Type", "application/json"), ("ETag", answer.etag), ("Cache-Control", "no-cache"), vary]
         if let applied = preferenceApplied(form, wait: wait) { headers.append(applied) }
         var response = HTTPResponse(status: 200, headers: headers, body: answer.body)
-        response.compression = .gzipIfAccepted
+        response.compression = .gzipIfAcceptedVaryIncluded
         return response
     }
 
@@ -41,10 +41,11 @@ enum DecisionResponse {
         var headers = [("ETag", answer.etag), ("Cache-Control", "no-cache"), vary]
         if let applied = preferenceApplied(form, wait: wait) { headers.append(applied) }
         var response = HTTPResponse.notModified(headers: headers, representation: answer.body)
-        response.compression = .gzipIfAccepted
+        response.compression = .gzipIfAcceptedVaryIncluded
         return response
     }
 
+    /// Names `Accept-Encoding`, so the compression is `.gzipIfAcceptedVaryIncluded`.
     private static let vary = ("Vary", "Accept-Encoding, Prefer")
 
     private static func preferenceApplied(_ form: DecisionForm, wait: Int?) -> (String, String)? {
