@@ -16,25 +16,58 @@ public enum ContentCoding {
 
     /// Whether an `Accept-Encoding` value (RFC 9110 §12.5.3) accepts gzip: `gzip` (or `x-gzip`)
     /// with a weight above 0, or `*` above 0 without gzip refused by name.
+    /// Scanned in place: every decision request of an app carries this header (URLSession sends it by
+    /// itself), so only a `q` weight, which clients rarely send, is read through a String.
     static func acceptsGzip(_ header: Span<UInt8>?) -> Bool {
         guard let header else { return false }
         var gzip: Bool?
         var any: Bool?
-        for member in header.utf8String.split(separator: ",") {
-            let parts = member.split(separator: ";")
-            guard let name = parts.first?.trimmingSpaces.lowercased() else { continue }
+        var start = 0
+        while start < header.count {
+            var end = start
+            while end < header.count && header[end] != UInt8(ascii: ",") { end += 1 }
+            var nameEnd = start
+            while nameEnd < end && header[nameEnd] != UInt8(ascii: ";") { nameEnd += 1 }
             var accepted = true
-            for parameter in parts.dropFirst() {
-                let p = parameter.trimmingSpaces.lowercased()
-                if p.hasPrefix("q=") { accepted = (Double(p.dropFirst(2)) ?? 0) > 0 }
+            var parameter = nameEnd
+            while parameter < end {
+                var parameterEnd = parameter + 1
+                while parameterEnd < end && header[parameterEnd] != UInt8(ascii: ";") { parameterEnd += 1 }
+                let p = trimmed(header, parameter + 1, parameterEnd)
+                if p.count >= 2, header[p.lowerBound] | 0x20 == UInt8(ascii: "q"), header[p.lowerBound + 1] == UInt8(ascii: "=") {
+                    let weight = header.extracting((p.lowerBound + 2)..<p.upperBound).utf8String.lowercased()
+                    accepted = (Double(weight) ?? 0) > 0
+                }
+                parameter = parameterEnd
             }
-            switch name {
-            case "gzip", "x-gzip": gzip = accepted
-            case "*": any = accepted
-            default: break
+            let name = trimmed(header, start, nameEnd)
+            if equalsIgnoringCase(header, name, "gzip") || equalsIgnoringCase(header, name, "x-gzip") {
+                gzip = accepted
+            } else if equalsIgnoringCase(header, name, "*") {
+                any = accepted
             }
+            start = end + 1
         }
         return gzip ?? any ?? false
+    }
+
+    /// `lower..<upper` of `bytes` without the spaces and tabs at either end.
+    private static func trimmed(_ bytes: Span<UInt8>, _ lower: Int, _ upper: Int) -> Range<Int> {
+        var lower = lower, upper = upper
+        while lower < upper && (bytes[lower] == 0x20 || bytes[lower] == 0x09) { lower += 1 }
+        while upper > lower && (bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09) { upper -= 1 }
+        return lower..<upper
+    }
+
+    /// Whether `bytes[range]` is `lowercase` in any ASCII case.
+    private static func equalsIgnoringCase(_ bytes: Span<UInt8>, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+        guard range.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for i in 0..<range.count {
+            let b = bytes[range.lowerBound + i]
+            if (b >= 65 && b <= 90 ? b | 0x20 : b) != expected[i] { return false }
+        }
+        return true
     }
 
     /// `response` as it is sent to a client whose `Accept-Encoding` is `acceptEncoding`.
@@ -104,14 +137,5 @@ public enum ContentCoding {
             }
         }
         return found()
-    }
-}
-
-extension Substring {
-    fileprivate var trimmingSpaces: Substring {
-        var s = self
-        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
-        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
-        return s
     }
 }

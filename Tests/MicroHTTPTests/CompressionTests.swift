@@ -24,6 +24,11 @@ import Testing
         #expect(!accepts("gzip;q=0"))
         #expect(!accepts("*, gzip;q=0"))
         #expect(!accepts("identity"))
+        #expect(accepts("deflate, gzip"))  // what URLSession on Linux sends
+        #expect(!accepts("gzip;q=0.000"))
+        #expect(!accepts("gzip;Q=0, *"))
+        #expect(accepts("x-gzip\t;\tq=0.1"))
+        #expect(!accepts("gzipx, x-gzi, ;q=1"))
     }
 
     /// A response that allows it is encoded above the minimum size, with Vary, Content-Encoding and

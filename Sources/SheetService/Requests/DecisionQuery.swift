@@ -1,5 +1,6 @@
 import MicroHTTP
 import SheetPolicy
+import SheetWire
 
 /// The decision route's query string, turned into the policy's client context.
 enum DecisionQuery {

@@ -29,6 +29,8 @@ enum EntityTag {
     /// `matches` for a representation that may also be sent gzip-encoded: the header names our tag or
     /// its gzip form (`ContentCoding.gzipEntityTag`), the same body in either encoding.
     static func matchesEitherEncoding(_ header: String, _ etag: String) -> Bool {
-        matches(header, etag) || matches(header, ContentCoding.gzipEntityTag(etag))
+        if matches(header, etag) { return true }
+        if let answer = EntityTagFastPath.matchesGzipForm(header, etag) { return answer }
+        return matches(header, ContentCoding.gzipEntityTag(etag))
     }
 }

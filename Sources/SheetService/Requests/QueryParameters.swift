@@ -1,4 +1,5 @@
 import MicroHTTP
+import SheetWire
 
 /// The query of a listing route, read in one pass: each known parameter's value goes to its reader,
 /// which keeps it or says why it is invalid; any other name is invalid once. Every problem found is

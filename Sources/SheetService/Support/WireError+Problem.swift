@@ -45,13 +45,6 @@ enum RequestBody {
     }
 }
 
-/// The API's identifiers (`SheetWire.Identifier`), for the service's files that do not import the wire format.
-enum Identifier {
-    static let rule = SheetWire.Identifier.rule
-
-    static func isValid(_ s: some StringProtocol) -> Bool { SheetWire.Identifier.isValid(s) }
-}
-
 extension SheetDefinition {
     /// Validates one catalog definition (`SheetDefinition.decode`), refused as a 400 problem.
     static func parse(_ object: [String: JSONValue], pathId: String?) throws(Problem) -> SheetDefinition {
