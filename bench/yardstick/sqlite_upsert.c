@@ -2,6 +2,10 @@
  * POST/PUT runs one SQLite UPSERT (its own autocommit transaction) through a single writer connection
  * behind a mutex, WAL + synchronous=NORMAL, and answers a small JSON body after the commit. GETs get
  * the fixed decision-sized JSON (so it also serves as the yardstick of the 80/15/5 mix).
+ * Every upsert stores the next write sequence number (seq): SQLite skips rewriting a row whose bytes
+ * do not change, and a commit with no changed page appends nothing to the WAL, so without it a POST
+ * (always count 1) or a repeated PUT count would cost no write at all. YARDSTICK_SEQ=0 restores that
+ * behaviour (seq stays NULL), for comparisons with figures recorded before.
  * usage: sqlite_upsert PORT THREADS BODY_BYTES DB_FILE */
 #include <pthread.h>
 #include <sqlite3.h>
@@ -11,6 +15,8 @@ static struct MHD_Response *fixed, *small;
 static sqlite3 *db;
 static sqlite3_stmt *upsert;
 static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+static sqlite3_int64 next_seq = 1;  /* under `writer` */
+static int use_seq = 1;
 
 struct req { size_t n; char body[512]; };
 
@@ -54,6 +60,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     sqlite3_bind_text(upsert, 1, user, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(upsert, 2, container, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(upsert, 3, count);
+    if (use_seq) sqlite3_bind_int64(upsert, 4, next_seq++); else sqlite3_bind_null(upsert, 4);
     int rc = sqlite3_step(upsert);
     sqlite3_reset(upsert);
     pthread_mutex_unlock(&writer);
@@ -68,6 +75,8 @@ int main(int argc, char **argv)
 {
     if (argc < 5) { fprintf(stderr, "usage: %s PORT THREADS BODY_BYTES DB_FILE\n", argv[0]); return 2; }
     unsigned port = (unsigned)atoi(argv[1]), threads = (unsigned)atoi(argv[2]);
+    const char *seq_env = getenv("YARDSTICK_SEQ");
+    use_seq = !(seq_env && strcmp(seq_env, "0") == 0);
     char *body = ys_fixed_json((size_t)atol(argv[3]));
     fixed = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_PERSISTENT);
     ys_decision_headers(fixed);
@@ -88,7 +97,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "schema: %s\n", err); return 1;
     }
     if (sqlite3_prepare_v2(db,
-            "INSERT INTO container_counts (user_id, container_id, filter, count, seq) VALUES (?1, ?2, '', ?3, NULL)"
+            "INSERT INTO container_counts (user_id, container_id, filter, count, seq) VALUES (?1, ?2, '', ?3, ?4)"
             " ON CONFLICT (user_id, container_id, filter) DO UPDATE SET count = excluded.count, seq = excluded.seq",
             -1, &upsert, NULL) != SQLITE_OK) {
         fprintf(stderr, "prepare: %s\n", sqlite3_errmsg(db)); return 1;
