@@ -1,0 +1,153 @@
+/* Yardstick (c), the hand-off design in C: sqlite_upsert's routes, answers and SQL, but built as sheetd
+ * builds its event path. The libmicrohttpd worker parks every POST/PUT (MHD_suspend_connection) and
+ * queues it for ONE writer thread, which takes everything queued, runs the upserts in one BEGIN
+ * IMMEDIATE transaction, commits once and resumes the parked connections; the worker then answers.
+ * No parsing beyond sqlite_upsert's, no user state, no policy: what it costs above sqlite_upsert is
+ * the price of group commit's hand-off itself (suspend, two thread wake-ups, resume), the floor under
+ * any design that answers after a group commit on another thread. Used by bench/handoff.sh.
+ * usage: sqlite_handoff PORT THREADS BODY_BYTES DB_FILE */
+#include <pthread.h>
+#include <sqlite3.h>
+#include "common.h"
+
+static struct MHD_Response *fixed, *small;
+static sqlite3 *db;
+static sqlite3_stmt *upsert, *begin_stmt, *commit_stmt;
+static sqlite3_int64 next_seq = 1;  /* the writer's own */
+
+struct req {
+    size_t n;
+    char body[512];
+    char user[129], container[129];
+    long count;
+    int parked, done, failed;
+    struct MHD_Connection *connection;
+    struct req *next;
+};
+
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
+static struct req *queue_head, *queue_tail;
+static int writer_waiting;
+
+static void copy_segment(const char *url, int index, char *out, size_t cap)
+{   /* the index-th '/'-separated segment of the path */
+    const char *p = url;
+    for (int i = 0; i <= index && p; i++) p = strchr(p + (i ? 1 : 0), '/');
+    out[0] = 0;
+    if (!p) return;
+    p++;
+    size_t k = 0;
+    while (p[k] && p[k] != '/' && p[k] != '?' && k + 1 < cap) { out[k] = p[k]; k++; }
+    out[k] = 0;
+}
+
+static void *writer(void *unused)
+{
+    (void)unused;
+    for (;;) {
+        pthread_mutex_lock(&queue_lock);
+        while (!queue_head) { writer_waiting = 1; pthread_cond_wait(&queue_ready, &queue_lock); }
+        writer_waiting = 0;
+        struct req *batch = queue_head;
+        queue_head = queue_tail = NULL;
+        pthread_mutex_unlock(&queue_lock);
+        int rc = sqlite3_step(begin_stmt);
+        sqlite3_reset(begin_stmt);
+        for (struct req *r = batch; r; r = r->next) {
+            sqlite3_bind_text(upsert, 1, r->user, -1, SQLITE_STATIC);
+            sqlite3_bind_text(upsert, 2, r->container, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(upsert, 3, r->count);
+            sqlite3_bind_int64(upsert, 4, next_seq++);
+            r->failed = sqlite3_step(upsert) != SQLITE_DONE || rc != SQLITE_DONE;
+            sqlite3_reset(upsert);
+        }
+        if (sqlite3_step(commit_stmt) != SQLITE_DONE) { fprintf(stderr, "commit: %s\n", sqlite3_errmsg(db)); exit(1); }
+        sqlite3_reset(commit_stmt);
+        for (struct req *r = batch, *next; r; r = next) {
+            next = r->next;  /* r belongs to its connection again once resumed */
+            r->done = 1;
+            MHD_resume_connection(r->connection);
+        }
+    }
+    return NULL;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                               const char *version, const char *upload, size_t *upload_size, void **req_cls)
+{
+    (void)cls; (void)version;
+    if (*req_cls == NULL) { *req_cls = calloc(1, sizeof(struct req)); return MHD_YES; }
+    struct req *r = *req_cls;
+    if (*upload_size) {
+        size_t take = *upload_size;
+        if (r->n + take > sizeof r->body - 1) take = sizeof r->body - 1 - r->n;
+        memcpy(r->body + r->n, upload, take);
+        r->n += take;
+        r->body[r->n] = 0;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (strcmp(method, "GET") == 0) return MHD_queue_response(c, MHD_HTTP_OK, fixed);
+    if (r->parked) {  /* resumed after the commit */
+        if (r->failed) return MHD_NO;
+        return MHD_queue_response(c, MHD_HTTP_OK, small);
+    }
+    /* /v1/users/{u}/containers/{c}/count or /v1/users/{u}/dismissals */
+    copy_segment(url, 2, r->user, sizeof r->user);
+    copy_segment(url, 4, r->container, sizeof r->container);
+    if (!r->container[0]) strcpy(r->container, "dismissals");
+    r->count = 1;
+    const char *k = strstr(r->body, "\"count\"");
+    if (k && (k = strchr(k, ':'))) r->count = strtol(k + 1, NULL, 10);
+    r->parked = 1;
+    r->connection = c;
+    MHD_suspend_connection(c);  /* before the writer can see it: a resume never precedes its suspend */
+    pthread_mutex_lock(&queue_lock);
+    if (queue_tail) queue_tail->next = r; else queue_head = r;
+    queue_tail = r;
+    if (writer_waiting) pthread_cond_signal(&queue_ready);
+    pthread_mutex_unlock(&queue_lock);
+    return MHD_YES;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode t)
+{ (void)cls; (void)c; (void)t; free(*req_cls); *req_cls = NULL; }
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) { fprintf(stderr, "usage: %s PORT THREADS BODY_BYTES DB_FILE\n", argv[0]); return 2; }
+    unsigned port = (unsigned)atoi(argv[1]), threads = (unsigned)atoi(argv[2]);
+    char *body = ys_fixed_json((size_t)atol(argv[3]));
+    fixed = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_PERSISTENT);
+    ys_decision_headers(fixed);
+    static char reply[] = "{\"containerId\":\"offers-home\",\"filter\":\"\",\"count\":3,\"changed\":true,\"applied\":true}";
+    small = MHD_create_response_from_buffer(strlen(reply), reply, MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(small, "Content-Type", "application/json");
+    MHD_add_response_header(small, "X-Request-Id", "0123456789abcdef");
+
+    if (sqlite3_open_v2(argv[4], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        fprintf(stderr, "open %s: %s\n", argv[4], sqlite3_errmsg(db)); return 1;
+    }
+    char *err = NULL;
+    if (sqlite3_exec(db,
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;"
+            "CREATE TABLE IF NOT EXISTS container_counts (user_id TEXT NOT NULL, container_id TEXT NOT NULL,"
+            " filter TEXT NOT NULL DEFAULT '', count INTEGER NOT NULL, seq INTEGER,"
+            " PRIMARY KEY (user_id, container_id, filter)) STRICT, WITHOUT ROWID;", NULL, NULL, &err) != SQLITE_OK) {
+        fprintf(stderr, "schema: %s\n", err); return 1;
+    }
+    if (sqlite3_prepare_v2(db,
+            "INSERT INTO container_counts (user_id, container_id, filter, count, seq) VALUES (?1, ?2, '', ?3, ?4)"
+            " ON CONFLICT (user_id, container_id, filter) DO UPDATE SET count = excluded.count, seq = excluded.seq",
+            -1, &upsert, NULL) != SQLITE_OK
+        || sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin_stmt, NULL) != SQLITE_OK
+        || sqlite3_prepare_v2(db, "COMMIT", -1, &commit_stmt, NULL) != SQLITE_OK) {
+        fprintf(stderr, "prepare: %s\n", sqlite3_errmsg(db)); return 1;
+    }
+    pthread_t w;
+    pthread_create(&w, NULL, writer, NULL);
+    pthread_detach(w);
+    ys_serve(ys_start(port, threads, handler, completed), "sqlite_handoff", port);
+    return 0;  /* the writer thread still owns the connection: the process exits with it */
+}
