@@ -7,11 +7,14 @@
 #   sqlite_upsert   the SQLite yardstick: one autocommit UPSERT per request, answered on the worker
 #   sqlite_handoff  the same UPSERT, parked and committed in batches by one writer thread (sheetd's
 #                   event path in C: suspend, queue, one transaction per batch, resume, answer)
+#   sqlite_loopbatch the same UPSERT, parked, and committed by the worker itself once per turn of
+#                   its own libmicrohttpd loop (external mode): the design sheetd does not have
 #   sheetd          the release binary
 #
 # One libmicrohttpd worker each (as bench/run.sh on two cores), wrk -t1 -c64, 10 000 users. Prints
 # the median CPU µs/request and req/s per server and scenario and the ratios; handoff/upsert is the
-# floor of the ratio any design gets that answers after a group commit on another thread.
+# floor of the ratio any design gets that answers after a group commit on another thread, and
+# loopbatch/upsert what committing on the worker, per loop turn, would give instead.
 set -euo pipefail
 rounds=${1:-3} secs=${2:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +26,7 @@ WORK=$(mktemp -d /tmp/sheetd-handoff.XXXXXX)
 SHEETD_PID=""
 trap '[ -n "$SHEETD_PID" ] && stop_sheetd; rm -rf "$WORK"' EXIT
 . bench/lib.sh
-for y in sqlite_upsert sqlite_handoff; do
+for y in sqlite_upsert sqlite_handoff sqlite_loopbatch; do
   cc -O2 -Wall -o "$WORK/$y" "bench/yardstick/$y.c" $(pkg-config --cflags --libs libmicrohttpd sqlite3) -lpthread
 done
 prepare_data "${BENCH_USERS:-10000}" > /dev/null
@@ -44,6 +47,7 @@ for round in $(seq 1 "$rounds"); do
   for script in count.lua dismissal.lua impression.lua mix.lua; do
     echo "sqlite_upsert $script $(run_c sqlite_upsert "$script")" >> "$WORK/results"
     echo "sqlite_handoff $script $(run_c sqlite_handoff "$script")" >> "$WORK/results"
+    echo "sqlite_loopbatch $script $(run_c sqlite_loopbatch "$script")" >> "$WORK/results"
     start_warm_sheetd "$BIN" --threads 1 > /dev/null
     echo "sheetd $script $(measure "$SHEETD_PID" "$script" "$secs")" >> "$WORK/results"
     stop_sheetd
@@ -54,12 +58,13 @@ python3 - "$WORK/results" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 med = lambda server, script, i: st.median(float(r[i]) for r in rows if r[0] == server and r[1] == script)
-print("| scenario | sqlite_upsert µs | sqlite_handoff µs | sheetd µs | handoff / upsert | sheetd / upsert | sheetd / handoff |")
-print("|---|---|---|---|---|---|---|")
+print("| scenario | sqlite_upsert µs | sqlite_handoff µs | sqlite_loopbatch µs | sheetd µs | handoff / upsert | loopbatch / upsert | sheetd / upsert | sheetd / handoff |")
+print("|---|---|---|---|---|---|---|---|---|")
 for script in ["count.lua", "dismissal.lua", "impression.lua", "mix.lua"]:
-    u, h, s = (med(k, script, 4) for k in ["sqlite_upsert", "sqlite_handoff", "sheetd"])
-    print(f"| {script[:-4]} | {u:.1f} | {h:.1f} | {s:.1f} | {h/u:.2f}× | {s/u:.2f}× | {s/h:.2f}× |")
+    u, h, l, s = (med(k, script, 4) for k in ["sqlite_upsert", "sqlite_handoff", "sqlite_loopbatch", "sheetd"])
+    print(f"| {script[:-4]} | {u:.1f} | {h:.1f} | {l:.1f} | {s:.1f} | {h/u:.2f}× | {l/u:.2f}× | {s/u:.2f}× | {s/h:.2f}× |")
 print()
-print("req/s medians: " + ", ".join(f"{script[:-4]} {int(med('sqlite_upsert', script, 2))}/{int(med('sqlite_handoff', script, 2))}/{int(med('sheetd', script, 2))}"
-      for script in ["count.lua", "dismissal.lua", "impression.lua", "mix.lua"]) + " (upsert/handoff/sheetd)")
+print("req/s medians: " + ", ".join(
+    f"{script[:-4]} " + "/".join(str(int(med(k, script, 2))) for k in ["sqlite_upsert", "sqlite_handoff", "sqlite_loopbatch", "sheetd"])
+    for script in ["count.lua", "dismissal.lua", "impression.lua", "mix.lua"]) + " (upsert/handoff/loopbatch/sheetd)")
 PY

@@ -9,7 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-static struct MHD_Daemon *ys_start(unsigned port, unsigned threads, MHD_AccessHandlerCallback ah,
+static inline struct MHD_Daemon *ys_start(unsigned port, unsigned threads, MHD_AccessHandlerCallback ah,
                                    MHD_RequestCompletedCallback done)
 {
     static struct sockaddr_in addr;
@@ -33,7 +33,7 @@ static struct MHD_Daemon *ys_start(unsigned port, unsigned threads, MHD_AccessHa
     return d;
 }
 
-static void ys_serve(struct MHD_Daemon *d, const char *name, unsigned port)
+static inline void ys_serve(struct MHD_Daemon *d, const char *name, unsigned port)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -48,7 +48,7 @@ static void ys_serve(struct MHD_Daemon *d, const char *name, unsigned port)
 }
 
 /* A fixed JSON object of exactly n bytes (n >= 32), shaped like a decision. */
-static char *ys_fixed_json(size_t n)
+static inline char *ys_fixed_json(size_t n)
 {
     char *b = malloc(n + 1);
     const char *head = "{\"present\":true,\"reason\":\"presented\",\"pad\":\"";
@@ -62,7 +62,7 @@ static char *ys_fixed_json(size_t n)
 }
 
 /* The headers sheetd sends with a decision, so both answer about the same number of bytes. */
-static void ys_decision_headers(struct MHD_Response *r)
+static inline void ys_decision_headers(struct MHD_Response *r)
 {
     MHD_add_response_header(r, "Content-Type", "application/json");
     MHD_add_response_header(r, "ETag", "\"0123456789abcdef0123456789abcdef\"");

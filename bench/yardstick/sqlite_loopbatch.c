@@ -1,0 +1,167 @@
+/* Yardstick (d), the design not built: sheetd's worker running its own libmicrohttpd event loop
+ * (external mode, MHD_run_wait) and committing, on that same thread, everything one loop turn read.
+ * sqlite_upsert's routes, SQL and answers; every POST/PUT is parked (MHD_suspend_connection) and
+ * listed; when MHD_run_wait returns, the listed upserts run in one BEGIN IMMEDIATE transaction,
+ * commit once, and the connections are resumed, to be answered in the next turn. No second thread,
+ * no wake-up between threads, and a commit carries whatever arrived together. One loop thread only
+ * (THREADS must be 1). Used by bench/handoff.sh.
+ * usage: sqlite_loopbatch PORT THREADS BODY_BYTES DB_FILE */
+#include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include "common.h"
+
+static struct MHD_Response *fixed, *small;
+static sqlite3 *db;
+static sqlite3_stmt *upsert, *begin_stmt, *commit_stmt;
+static sqlite3_int64 next_seq = 1;
+static volatile sig_atomic_t stopping;
+
+struct req {
+    size_t n;
+    char body[512];
+    char user[129], container[129];
+    long count;
+    int parked, failed;
+    struct MHD_Connection *connection;
+    struct req *next;
+};
+
+static struct req *parked_head, *parked_tail;  /* only the loop thread touches them */
+
+static void copy_segment(const char *url, int index, char *out, size_t cap)
+{   /* the index-th '/'-separated segment of the path */
+    const char *p = url;
+    for (int i = 0; i <= index && p; i++) p = strchr(p + (i ? 1 : 0), '/');
+    out[0] = 0;
+    if (!p) return;
+    p++;
+    size_t k = 0;
+    while (p[k] && p[k] != '/' && p[k] != '?' && k + 1 < cap) { out[k] = p[k]; k++; }
+    out[k] = 0;
+}
+
+static void commit_parked(void)
+{
+    struct req *batch = parked_head;
+    if (!batch) return;
+    parked_head = parked_tail = NULL;
+    int rc = sqlite3_step(begin_stmt);
+    sqlite3_reset(begin_stmt);
+    for (struct req *r = batch; r; r = r->next) {
+        sqlite3_bind_text(upsert, 1, r->user, -1, SQLITE_STATIC);
+        sqlite3_bind_text(upsert, 2, r->container, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(upsert, 3, r->count);
+        sqlite3_bind_int64(upsert, 4, next_seq++);
+        r->failed = sqlite3_step(upsert) != SQLITE_DONE || rc != SQLITE_DONE;
+        sqlite3_reset(upsert);
+    }
+    if (sqlite3_step(commit_stmt) != SQLITE_DONE) { fprintf(stderr, "commit: %s\n", sqlite3_errmsg(db)); exit(1); }
+    sqlite3_reset(commit_stmt);
+    for (struct req *r = batch, *next; r; r = next) {
+        next = r->next;
+        MHD_resume_connection(r->connection);
+    }
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                               const char *version, const char *upload, size_t *upload_size, void **req_cls)
+{
+    (void)cls; (void)version;
+    if (*req_cls == NULL) { *req_cls = calloc(1, sizeof(struct req)); return MHD_YES; }
+    struct req *r = *req_cls;
+    if (*upload_size) {
+        size_t take = *upload_size;
+        if (r->n + take > sizeof r->body - 1) take = sizeof r->body - 1 - r->n;
+        memcpy(r->body + r->n, upload, take);
+        r->n += take;
+        r->body[r->n] = 0;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (strcmp(method, "GET") == 0) return MHD_queue_response(c, MHD_HTTP_OK, fixed);
+    if (r->parked) {  /* resumed after the commit */
+        if (r->failed) return MHD_NO;
+        return MHD_queue_response(c, MHD_HTTP_OK, small);
+    }
+    copy_segment(url, 2, r->user, sizeof r->user);
+    copy_segment(url, 4, r->container, sizeof r->container);
+    if (!r->container[0]) strcpy(r->container, "dismissals");
+    r->count = 1;
+    const char *k = strstr(r->body, "\"count\"");
+    if (k && (k = strchr(k, ':'))) r->count = strtol(k + 1, NULL, 10);
+    r->parked = 1;
+    r->connection = c;
+    r->next = NULL;
+    MHD_suspend_connection(c);
+    if (parked_tail) parked_tail->next = r; else parked_head = r;
+    parked_tail = r;
+    return MHD_YES;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode t)
+{ (void)cls; (void)c; (void)t; free(*req_cls); *req_cls = NULL; }
+
+static void on_signal(int sig) { (void)sig; stopping = 1; }
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) { fprintf(stderr, "usage: %s PORT THREADS BODY_BYTES DB_FILE\n", argv[0]); return 2; }
+    unsigned port = (unsigned)atoi(argv[1]);
+    if (atoi(argv[2]) != 1) { fprintf(stderr, "sqlite_loopbatch runs one loop thread (THREADS 1)\n"); return 2; }
+    char *body = ys_fixed_json((size_t)atol(argv[3]));
+    fixed = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_PERSISTENT);
+    ys_decision_headers(fixed);
+    static char reply[] = "{\"containerId\":\"offers-home\",\"filter\":\"\",\"count\":3,\"changed\":true,\"applied\":true}";
+    small = MHD_create_response_from_buffer(strlen(reply), reply, MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(small, "Content-Type", "application/json");
+    MHD_add_response_header(small, "X-Request-Id", "0123456789abcdef");
+
+    if (sqlite3_open_v2(argv[4], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        fprintf(stderr, "open %s: %s\n", argv[4], sqlite3_errmsg(db)); return 1;
+    }
+    char *err = NULL;
+    if (sqlite3_exec(db,
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;"
+            "CREATE TABLE IF NOT EXISTS container_counts (user_id TEXT NOT NULL, container_id TEXT NOT NULL,"
+            " filter TEXT NOT NULL DEFAULT '', count INTEGER NOT NULL, seq INTEGER,"
+            " PRIMARY KEY (user_id, container_id, filter)) STRICT, WITHOUT ROWID;", NULL, NULL, &err) != SQLITE_OK) {
+        fprintf(stderr, "schema: %s\n", err); return 1;
+    }
+    if (sqlite3_prepare_v2(db,
+            "INSERT INTO container_counts (user_id, container_id, filter, count, seq) VALUES (?1, ?2, '', ?3, ?4)"
+            " ON CONFLICT (user_id, container_id, filter) DO UPDATE SET count = excluded.count, seq = excluded.seq",
+            -1, &upsert, NULL) != SQLITE_OK
+        || sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin_stmt, NULL) != SQLITE_OK
+        || sqlite3_prepare_v2(db, "COMMIT", -1, &commit_stmt, NULL) != SQLITE_OK) {
+        fprintf(stderr, "prepare: %s\n", sqlite3_errmsg(db)); return 1;
+    }
+    static struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)port);
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    struct MHD_Daemon *d = MHD_start_daemon(  /* no internal thread: this thread runs the loop */
+        MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+        (uint16_t)port, NULL, NULL, handler, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)10240,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+        MHD_OPTION_END);
+    if (!d) { fprintf(stderr, "cannot start libmicrohttpd on port %u\n", port); return 1; }
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    printf("{\"msg\":\"listening\",\"server\":\"sqlite_loopbatch\",\"port\":%u}\n", port);
+    fflush(stdout);
+    while (!stopping) {
+        MHD_run_wait(d, parked_head ? 0 : 500);  /* waits for readiness (at most 0.5 s, for the stop flag) */
+        commit_parked();
+    }
+    commit_parked();
+    MHD_run(d);
+    MHD_stop_daemon(d);
+    return 0;
+}
