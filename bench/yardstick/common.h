@@ -1,4 +1,4 @@
-/* Shared by the two yardsticks: start libmicrohttpd in sheetd's threading mode (internal polling
+/* Shared by the yardsticks: start libmicrohttpd in sheetd's threading mode (internal polling
  * thread + epoll + ITC + suspend/resume allowed, as sheetd parks event requests; a worker pool of N threads, the same limits), print a "listening" line, wait
  * for SIGTERM/SIGINT, stop. */
 #include <microhttpd.h>
@@ -68,4 +68,51 @@ static inline void ys_decision_headers(struct MHD_Response *r)
     MHD_add_response_header(r, "ETag", "\"0123456789abcdef0123456789abcdef\"");
     MHD_add_response_header(r, "Cache-Control", "no-cache");
     MHD_add_response_header(r, "X-Request-Id", "0123456789abcdef");
+}
+
+/* The index-th '/'-separated segment of the path. */
+static inline void ys_copy_segment(const char *url, int index, char *out, size_t cap)
+{
+    const char *p = url;
+    for (int i = 0; i <= index && p; i++) p = strchr(p + (i ? 1 : 0), '/');
+    out[0] = 0;
+    if (!p) return;
+    p++;
+    size_t k = 0;
+    while (p[k] && p[k] != '/' && p[k] != '?' && k + 1 < cap) { out[k] = p[k]; k++; }
+    out[k] = 0;
+}
+
+/* What an event request writes: /v1/users/{u}/containers/{c}/count or /v1/users/{u}/dismissals
+ * (the row "dismissals"), the body's "count" or 1. user and container hold 129 bytes. */
+static inline void ys_event_target(const char *url, const char *body, char *user, char *container, long *count)
+{
+    ys_copy_segment(url, 2, user, 129);
+    ys_copy_segment(url, 4, container, 129);
+    if (!container[0]) strcpy(container, "dismissals");
+    *count = 1;
+    const char *k = strstr(body, "\"count\"");
+    if (k && (k = strchr(k, ':'))) *count = strtol(k + 1, NULL, 10);
+}
+
+/* Appends an upload chunk to a request's body buffer (cap bytes, kept NUL-terminated; the rest is
+ * dropped) and marks it consumed. */
+static inline void ys_take_upload(char *body, size_t *n, size_t cap, const char *upload, size_t *upload_size)
+{
+    size_t take = *upload_size;
+    if (*n + take > cap - 1) take = cap - 1 - *n;
+    memcpy(body + *n, upload, take);
+    *n += take;
+    body[*n] = 0;
+    *upload_size = 0;
+}
+
+/* The small JSON answer of an event (a count PUT's shape). */
+static inline struct MHD_Response *ys_event_reply(void)
+{
+    static char reply[] = "{\"containerId\":\"offers-home\",\"filter\":\"\",\"count\":3,\"changed\":true,\"applied\":true}";
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(reply), reply, MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "X-Request-Id", "0123456789abcdef");
+    return r;
 }

@@ -13,18 +13,6 @@ static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 
 struct req { size_t n; char body[512]; };
 
-static void copy_segment(const char *url, int index, char *out, size_t cap)
-{   /* the index-th '/'-separated segment of the path */
-    const char *p = url;
-    for (int i = 0; i <= index && p; i++) p = strchr(p + (i ? 1 : 0), '/');
-    out[0] = 0;
-    if (!p) return;
-    p++;
-    size_t k = 0;
-    while (p[k] && p[k] != '/' && p[k] != '?' && k + 1 < cap) { out[k] = p[k]; k++; }
-    out[k] = 0;
-}
-
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
@@ -32,22 +20,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (*req_cls == NULL) { *req_cls = calloc(1, sizeof(struct req)); return MHD_YES; }
     struct req *r = *req_cls;
     if (*upload_size) {
-        size_t take = *upload_size;
-        if (r->n + take > sizeof r->body - 1) take = sizeof r->body - 1 - r->n;
-        memcpy(r->body + r->n, upload, take);
-        r->n += take;
-        r->body[r->n] = 0;
-        *upload_size = 0;
+        ys_take_upload(r->body, &r->n, sizeof r->body, upload, upload_size);
         return MHD_YES;
     }
     if (strcmp(method, "GET") == 0) return MHD_queue_response(c, MHD_HTTP_OK, fixed);
     char user[129], container[129], count[24];
-    copy_segment(url, 2, user, sizeof user);
-    copy_segment(url, 4, container, sizeof container);
-    if (!container[0]) strcpy(container, "dismissals");
-    long n = 1;
-    const char *k = strstr(r->body, "\"count\"");
-    if (k && (k = strchr(k, ':'))) n = strtol(k + 1, NULL, 10);
+    long n;
+    ys_event_target(url, r->body, user, container, &n);
     snprintf(count, sizeof count, "%ld", n);
     const char *values[3] = {user, container, count};
     pthread_mutex_lock(&writer);
@@ -70,10 +49,7 @@ int main(int argc, char **argv)
     char *body = ys_fixed_json((size_t)atol(argv[3]));
     fixed = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_PERSISTENT);
     ys_decision_headers(fixed);
-    static char reply[] = "{\"containerId\":\"offers-home\",\"filter\":\"\",\"count\":3,\"changed\":true,\"applied\":true}";
-    small = MHD_create_response_from_buffer(strlen(reply), reply, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(small, "Content-Type", "application/json");
-    MHD_add_response_header(small, "X-Request-Id", "0123456789abcdef");
+    small = ys_event_reply();
 
     db = PQconnectdb(argv[4]);
     if (PQstatus(db) != CONNECTION_OK) { fprintf(stderr, "connect: %s", PQerrorMessage(db)); return 1; }

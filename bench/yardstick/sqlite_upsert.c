@@ -8,8 +8,8 @@
  * behaviour (seq stays NULL), for comparisons with figures recorded before.
  * usage: sqlite_upsert PORT THREADS BODY_BYTES DB_FILE */
 #include <pthread.h>
-#include <sqlite3.h>
 #include "common.h"
+#include "sqlite_common.h"
 
 static struct MHD_Response *fixed, *small;
 static sqlite3 *db;
@@ -20,18 +20,6 @@ static int use_seq = 1;
 
 struct req { size_t n; char body[512]; };
 
-static void copy_segment(const char *url, int index, char *out, size_t cap)
-{   /* the index-th '/'-separated segment of the path */
-    const char *p = url;
-    for (int i = 0; i <= index && p; i++) p = strchr(p + (i ? 1 : 0), '/');
-    out[0] = 0;
-    if (!p) return;
-    p++;
-    size_t k = 0;
-    while (p[k] && p[k] != '/' && p[k] != '?' && k + 1 < cap) { out[k] = p[k]; k++; }
-    out[k] = 0;
-}
-
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
@@ -39,23 +27,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (*req_cls == NULL) { *req_cls = calloc(1, sizeof(struct req)); return MHD_YES; }
     struct req *r = *req_cls;
     if (*upload_size) {
-        size_t take = *upload_size;
-        if (r->n + take > sizeof r->body - 1) take = sizeof r->body - 1 - r->n;
-        memcpy(r->body + r->n, upload, take);
-        r->n += take;
-        r->body[r->n] = 0;
-        *upload_size = 0;
+        ys_take_upload(r->body, &r->n, sizeof r->body, upload, upload_size);
         return MHD_YES;
     }
     if (strcmp(method, "GET") == 0) return MHD_queue_response(c, MHD_HTTP_OK, fixed);
     /* /v1/users/{u}/containers/{c}/count or /v1/users/{u}/dismissals */
     char user[129], container[129];
-    copy_segment(url, 2, user, sizeof user);
-    copy_segment(url, 4, container, sizeof container);
-    if (!container[0]) strcpy(container, "dismissals");
-    long count = 1;
-    const char *k = strstr(r->body, "\"count\"");
-    if (k && (k = strchr(k, ':'))) count = strtol(k + 1, NULL, 10);
+    long count;
+    ys_event_target(url, r->body, user, container, &count);
     pthread_mutex_lock(&writer);
     sqlite3_bind_text(upsert, 1, user, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(upsert, 2, container, -1, SQLITE_TRANSIENT);
@@ -80,28 +59,9 @@ int main(int argc, char **argv)
     char *body = ys_fixed_json((size_t)atol(argv[3]));
     fixed = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_PERSISTENT);
     ys_decision_headers(fixed);
-    static char reply[] = "{\"containerId\":\"offers-home\",\"filter\":\"\",\"count\":3,\"changed\":true,\"applied\":true}";
-    small = MHD_create_response_from_buffer(strlen(reply), reply, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(small, "Content-Type", "application/json");
-    MHD_add_response_header(small, "X-Request-Id", "0123456789abcdef");
+    small = ys_event_reply();
 
-    if (sqlite3_open_v2(argv[4], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        fprintf(stderr, "open %s: %s\n", argv[4], sqlite3_errmsg(db)); return 1;
-    }
-    char *err = NULL;
-    if (sqlite3_exec(db,
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;"
-            "CREATE TABLE IF NOT EXISTS container_counts (user_id TEXT NOT NULL, container_id TEXT NOT NULL,"
-            " filter TEXT NOT NULL DEFAULT '', count INTEGER NOT NULL, seq INTEGER,"
-            " PRIMARY KEY (user_id, container_id, filter)) STRICT, WITHOUT ROWID;", NULL, NULL, &err) != SQLITE_OK) {
-        fprintf(stderr, "schema: %s\n", err); return 1;
-    }
-    if (sqlite3_prepare_v2(db,
-            "INSERT INTO container_counts (user_id, container_id, filter, count, seq) VALUES (?1, ?2, '', ?3, ?4)"
-            " ON CONFLICT (user_id, container_id, filter) DO UPDATE SET count = excluded.count, seq = excluded.seq",
-            -1, &upsert, NULL) != SQLITE_OK) {
-        fprintf(stderr, "prepare: %s\n", sqlite3_errmsg(db)); return 1;
-    }
+    ys_sqlite_open(argv[4], &db, &upsert);
     ys_serve(ys_start(port, threads, handler, completed), "sqlite_upsert", port);
     sqlite3_finalize(upsert);
     sqlite3_close(db);
