@@ -31,3 +31,48 @@ static inline sqlite3_stmt *ys_sqlite_prepare(sqlite3 *db, const char *sql)
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) { fprintf(stderr, "prepare: %s\n", sqlite3_errmsg(db)); exit(1); }
     return s;
 }
+
+/* An event request that waits for a batch's commit (sqlite_handoff, sqlite_loopbatch). */
+struct ys_parked {
+    size_t n;
+    char body[512];
+    char user[129], container[129];
+    long count;
+    int parked, failed;
+    struct MHD_Connection *connection;
+    struct ys_parked *next;
+};
+
+/* Parks the request's connection (suspended before any other thread can see r, so a resume never
+ * precedes its suspend); the caller then lists r for a batch. */
+static inline void ys_park(struct ys_parked *r, struct MHD_Connection *c, const char *url)
+{
+    ys_event_target(url, r->body, r->user, r->container, &r->count);
+    r->parked = 1;
+    r->connection = c;
+    r->next = NULL;
+    MHD_suspend_connection(c);
+}
+
+/* Runs a batch's upserts in one BEGIN IMMEDIATE transaction (each with the next of *seq), commits
+ * once, then resumes every connection (which then answers, or fails a request whose upsert did). */
+static inline void ys_commit_and_resume(sqlite3 *db, sqlite3_stmt *begin, sqlite3_stmt *upsert, sqlite3_stmt *commit,
+                                        sqlite3_int64 *seq, struct ys_parked *batch)
+{
+    int rc = sqlite3_step(begin);
+    sqlite3_reset(begin);
+    for (struct ys_parked *r = batch; r; r = r->next) {
+        sqlite3_bind_text(upsert, 1, r->user, -1, SQLITE_STATIC);
+        sqlite3_bind_text(upsert, 2, r->container, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(upsert, 3, r->count);
+        sqlite3_bind_int64(upsert, 4, (*seq)++);
+        r->failed = sqlite3_step(upsert) != SQLITE_DONE || rc != SQLITE_DONE;
+        sqlite3_reset(upsert);
+    }
+    if (sqlite3_step(commit) != SQLITE_DONE) { fprintf(stderr, "commit: %s\n", sqlite3_errmsg(db)); exit(1); }
+    sqlite3_reset(commit);
+    for (struct ys_parked *r = batch, *next; r; r = next) {
+        next = r->next;  /* r belongs to its connection again once resumed */
+        MHD_resume_connection(r->connection);
+    }
+}

@@ -15,19 +15,9 @@ static sqlite3 *db;
 static sqlite3_stmt *upsert, *begin_stmt, *commit_stmt;
 static sqlite3_int64 next_seq = 1;  /* the writer's own */
 
-struct req {
-    size_t n;
-    char body[512];
-    char user[129], container[129];
-    long count;
-    int parked, done, failed;
-    struct MHD_Connection *connection;
-    struct req *next;
-};
-
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
-static struct req *queue_head, *queue_tail;
+static struct ys_parked *queue_head, *queue_tail;
 static int writer_waiting;
 
 static void *writer(void *unused)
@@ -37,26 +27,10 @@ static void *writer(void *unused)
         pthread_mutex_lock(&queue_lock);
         while (!queue_head) { writer_waiting = 1; pthread_cond_wait(&queue_ready, &queue_lock); }
         writer_waiting = 0;
-        struct req *batch = queue_head;
+        struct ys_parked *batch = queue_head;
         queue_head = queue_tail = NULL;
         pthread_mutex_unlock(&queue_lock);
-        int rc = sqlite3_step(begin_stmt);
-        sqlite3_reset(begin_stmt);
-        for (struct req *r = batch; r; r = r->next) {
-            sqlite3_bind_text(upsert, 1, r->user, -1, SQLITE_STATIC);
-            sqlite3_bind_text(upsert, 2, r->container, -1, SQLITE_STATIC);
-            sqlite3_bind_int64(upsert, 3, r->count);
-            sqlite3_bind_int64(upsert, 4, next_seq++);
-            r->failed = sqlite3_step(upsert) != SQLITE_DONE || rc != SQLITE_DONE;
-            sqlite3_reset(upsert);
-        }
-        if (sqlite3_step(commit_stmt) != SQLITE_DONE) { fprintf(stderr, "commit: %s\n", sqlite3_errmsg(db)); exit(1); }
-        sqlite3_reset(commit_stmt);
-        for (struct req *r = batch, *next; r; r = next) {
-            next = r->next;  /* r belongs to its connection again once resumed */
-            r->done = 1;
-            MHD_resume_connection(r->connection);
-        }
+        ys_commit_and_resume(db, begin_stmt, upsert, commit_stmt, &next_seq, batch);
     }
     return NULL;
 }
@@ -65,8 +39,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
     (void)cls; (void)version;
-    if (*req_cls == NULL) { *req_cls = calloc(1, sizeof(struct req)); return MHD_YES; }
-    struct req *r = *req_cls;
+    if (*req_cls == NULL) { *req_cls = calloc(1, sizeof(struct ys_parked)); return MHD_YES; }
+    struct ys_parked *r = *req_cls;
     if (*upload_size) {
         ys_take_upload(r->body, &r->n, sizeof r->body, upload, upload_size);
         return MHD_YES;
@@ -76,11 +50,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (r->failed) return MHD_NO;
         return MHD_queue_response(c, MHD_HTTP_OK, small);
     }
-    /* /v1/users/{u}/containers/{c}/count or /v1/users/{u}/dismissals */
-    ys_event_target(url, r->body, r->user, r->container, &r->count);
-    r->parked = 1;
-    r->connection = c;
-    MHD_suspend_connection(c);  /* before the writer can see it: a resume never precedes its suspend */
+    ys_park(r, c, url);
     pthread_mutex_lock(&queue_lock);
     if (queue_tail) queue_tail->next = r; else queue_head = r;
     queue_tail = r;

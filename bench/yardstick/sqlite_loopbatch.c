@@ -17,47 +17,22 @@ static sqlite3_stmt *upsert, *begin_stmt, *commit_stmt;
 static sqlite3_int64 next_seq = 1;
 static volatile sig_atomic_t stopping;
 
-struct req {
-    size_t n;
-    char body[512];
-    char user[129], container[129];
-    long count;
-    int parked, failed;
-    struct MHD_Connection *connection;
-    struct req *next;
-};
-
-static struct req *parked_head, *parked_tail;  /* only the loop thread touches them */
+static struct ys_parked *parked_head, *parked_tail;  /* only the loop thread touches them */
 
 static void commit_parked(void)
 {
-    struct req *batch = parked_head;
+    struct ys_parked *batch = parked_head;
     if (!batch) return;
     parked_head = parked_tail = NULL;
-    int rc = sqlite3_step(begin_stmt);
-    sqlite3_reset(begin_stmt);
-    for (struct req *r = batch; r; r = r->next) {
-        sqlite3_bind_text(upsert, 1, r->user, -1, SQLITE_STATIC);
-        sqlite3_bind_text(upsert, 2, r->container, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(upsert, 3, r->count);
-        sqlite3_bind_int64(upsert, 4, next_seq++);
-        r->failed = sqlite3_step(upsert) != SQLITE_DONE || rc != SQLITE_DONE;
-        sqlite3_reset(upsert);
-    }
-    if (sqlite3_step(commit_stmt) != SQLITE_DONE) { fprintf(stderr, "commit: %s\n", sqlite3_errmsg(db)); exit(1); }
-    sqlite3_reset(commit_stmt);
-    for (struct req *r = batch, *next; r; r = next) {
-        next = r->next;
-        MHD_resume_connection(r->connection);
-    }
+    ys_commit_and_resume(db, begin_stmt, upsert, commit_stmt, &next_seq, batch);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
     (void)cls; (void)version;
-    if (*req_cls == NULL) { *req_cls = calloc(1, sizeof(struct req)); return MHD_YES; }
-    struct req *r = *req_cls;
+    if (*req_cls == NULL) { *req_cls = calloc(1, sizeof(struct ys_parked)); return MHD_YES; }
+    struct ys_parked *r = *req_cls;
     if (*upload_size) {
         ys_take_upload(r->body, &r->n, sizeof r->body, upload, upload_size);
         return MHD_YES;
@@ -67,11 +42,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (r->failed) return MHD_NO;
         return MHD_queue_response(c, MHD_HTTP_OK, small);
     }
-    ys_event_target(url, r->body, r->user, r->container, &r->count);
-    r->parked = 1;
-    r->connection = c;
-    r->next = NULL;
-    MHD_suspend_connection(c);
+    ys_park(r, c, url);
     if (parked_tail) parked_tail->next = r; else parked_head = r;
     parked_tail = r;
     return MHD_YES;
