@@ -175,7 +175,7 @@ public final class EventStream: Sendable, PeerWatcher {
     private func wake(_ s: inout State) {
         guard s.suspended, let connection = s.connection, !s.completed else { return }
         s.suspended = false
-        MHD_resume_connection(connection)
+        EventLoop.resume(connection)
     }
 
     // MARK: - Server side

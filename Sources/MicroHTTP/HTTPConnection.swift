@@ -85,7 +85,7 @@ struct MHDConnection: HTTPConnection, @unchecked Sendable {
 
     func suspend() { MHD_suspend_connection(pointer) }
 
-    func resume() { MHD_resume_connection(pointer) }
+    func resume() { EventLoop.resume(pointer) }
 
     func queue(status: Int, headers: SentHeaders, body: SentBody) -> Bool {
         let response: OpaquePointer?

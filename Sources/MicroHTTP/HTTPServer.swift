@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Concurrency
 import Synchronization
 
 #if canImport(Glibc)
@@ -13,20 +14,22 @@ public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
-/// libmicrohttpd with its internal polling thread, epoll and a worker pool; one connection's
-/// callbacks always run on the same worker. Lifecycle: `init` → `start()` → (`beginDraining()`) →
-/// `stop(drainTimeout:)`.
+/// libmicrohttpd, one daemon per worker thread in external mode (epoll), each run by its own
+/// `EventLoop`; all of them accept from one listening socket, and one connection's callbacks always
+/// run on the loop that accepted it. Running the loops ourselves is what lets work queued during a
+/// loop turn run once at its end (`LoopTurn`: the group commit of a turn's events). Lifecycle:
+/// `init` → `start()` → (`beginDraining()`) → `stop(drainTimeout:)`.
 public final class HTTPServer: Sendable {
     private enum Phase {
         case idle
-        case running(daemon: OpaquePointer, core: Unmanaged<ServerCore>)
+        case running(loops: [EventLoop], core: Unmanaged<ServerCore>)
         case stopping
         case stopped
     }
 
-    /// `@unchecked Sendable` invariant: the daemon pointer is only used under `state`'s lock or after
+    /// `@unchecked Sendable` invariant: the loops' daemons are only used under `state`'s lock or after
     /// being moved out of it by exactly one `stop` call; MHD's daemon API is thread-safe for the calls
-    /// made (`get_daemon_info`, `stop_daemon` once).
+    /// made (`get_daemon_info`, `stop_daemon` once, after the loop stopped).
     private struct State: @unchecked Sendable {
         var phase: Phase = .idle
     }
@@ -116,41 +119,75 @@ public final class HTTPServer: Sendable {
             let core = ServerCore(table: table, metrics: metrics, configuration: c, draining: drainingFlag.load(ordering: .relaxed))
             let context = Unmanaged.passRetained(core)
             let cls = context.toOpaque()
+            // External mode: no thread of MHD's own; `EventLoop` runs each daemon.
             let flags =
-                MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
-                | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
-            let daemon: OpaquePointer? = withUnsafeMutablePointer(to: &address) { addr in
-                var options: [MHD_OptionItem] = [
-                    // First, so errors while applying the others and binding reach the log.
-                    cmhd_option_logger(daemonLogCallback, cls),
-                    cmhd_option_int(.THREAD_POOL_SIZE, c.threads),
-                    cmhd_option_int(.CONNECTION_LIMIT, connectionLimit),
-                    cmhd_option_int(.LISTEN_BACKLOG_SIZE, c.listenBacklog),
-                    cmhd_option_int(.CONNECTION_TIMEOUT, c.idleTimeoutSeconds),
-                    cmhd_option_int(.CONNECTION_MEMORY_LIMIT, c.headerMemoryLimit),
-                    cmhd_option_sock_addr(addr),
-                    cmhd_option_uri_log(uriLogCallback, cls),
-                    cmhd_option_notify_completed(requestCompletedCallback, cls),
-                    cmhd_option_identity_unescape(),
-                    cmhd_option_end(),
-                ]
-                let savedErrno = errno
-                errno = 0
-                let d = options.withUnsafeMutableBufferPointer { opts in
-                    cmhd_start_daemon(UInt32(flags), UInt16(c.port), acceptPolicyCallback, cls, accessHandlerCallback, cls, opts.baseAddress)
+                MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
+            // The first daemon binds the listening socket; the others accept from that same socket
+            // (as MHD's own thread pool would), and each gets its share of the connection limit.
+            var daemons: [OpaquePointer] = []
+            var listenSocket: Int32 = -1
+            var failure: String?
+            for index in 0..<c.threads {
+                let share = connectionLimit / c.threads + (index < connectionLimit % c.threads ? 1 : 0)
+                let daemon: OpaquePointer? = withUnsafeMutablePointer(to: &address) { addr in
+                    var options: [MHD_OptionItem] = [
+                        // First, so errors while applying the others and binding reach the log.
+                        cmhd_option_logger(daemonLogCallback, cls),
+                        index == 0 ? cmhd_option_sock_addr(addr) : cmhd_option_int(.LISTEN_SOCKET, Int(listenSocket)),
+                        cmhd_option_int(.CONNECTION_LIMIT, share),
+                        cmhd_option_int(.LISTEN_BACKLOG_SIZE, c.listenBacklog),
+                        cmhd_option_int(.CONNECTION_TIMEOUT, c.idleTimeoutSeconds),
+                        cmhd_option_int(.CONNECTION_MEMORY_LIMIT, c.headerMemoryLimit),
+                        cmhd_option_uri_log(uriLogCallback, cls),
+                        cmhd_option_notify_completed(requestCompletedCallback, cls),
+                        cmhd_option_identity_unescape(),
+                        cmhd_option_end(),
+                    ]
+                    let savedErrno = errno
+                    errno = 0
+                    let d = options.withUnsafeMutableBufferPointer { opts in
+                        cmhd_start_daemon(UInt32(flags), UInt16(c.port), acceptPolicyCallback, cls, accessHandlerCallback, cls, opts.baseAddress)
+                    }
+                    if d != nil { errno = savedErrno }
+                    return d
                 }
-                if d != nil { errno = savedErrno }
-                return d
+                guard let daemon else {
+                    let code = errno
+                    failure = core.lastDaemonMessage.withLock { $0 } ?? (code != 0 ? String(cString: strerror(code)) : "unknown error")
+                    break
+                }
+                daemons.append(daemon)
+                if index == 0 { listenSocket = cmhd_daemon_listen_fd(daemon) }
             }
-            guard let daemon else {
-                let code = errno
-                let detail = core.lastDaemonMessage.withLock { $0 } ?? (code != 0 ? String(cString: strerror(code)) : "unknown error")
+            var loops: [EventLoop] = []
+            if failure == nil {
+                for (index, daemon) in daemons.enumerated() {
+                    guard let loop = EventLoop(daemon: daemon, name: "http-loop-\(index)") else {
+                        failure = "cannot start the event loop threads"
+                        break
+                    }
+                    loops.append(loop)
+                }
+            }
+            if let failure {
+                for loop in loops { loop.stop() }
+                Self.stopDaemons(daemons)
                 context.release()
-                throw HTTPServerError(message: "cannot listen on \(c.host):\(c.port): \(detail)")
+                throw HTTPServerError(message: "cannot listen on \(c.host):\(c.port): \(failure)")
             }
-            s.phase = .running(daemon: daemon, core: context)
-            boundPort.store(Int(cmhd_bound_port(daemon)), ordering: .relaxed)
+            s.phase = .running(loops: loops, core: context)
+            boundPort.store(Int(cmhd_bound_port(daemons[0])), ordering: .relaxed)
         }
+    }
+
+    /// Stops daemons whose loops ended: those sharing the first one's listening socket give it up
+    /// first (MHD_quiesce_daemon), so that only the first closes it.
+    private static func stopDaemons(_ daemons: [OpaquePointer]) {
+        for daemon in daemons.dropFirst() {
+            _ = MHD_quiesce_daemon(daemon)
+            MHD_stop_daemon(daemon)
+        }
+        if let first = daemons.first { MHD_stop_daemon(first) }
     }
 
     /// From now on, refuse new connections (accept policy) and send `Connection: close` with every
@@ -169,12 +206,12 @@ public final class HTTPServer: Sendable {
     /// `MHD_stop_daemon` closes what is left and joins the workers. Idempotent; safe from any thread.
     public func stop(drainTimeout: Duration) {
         beginDraining()
-        let running: (OpaquePointer, Unmanaged<ServerCore>)? = state.withLock { s in
-            guard case .running(let d, let c) = s.phase else { return nil }
+        let running: ([EventLoop], Unmanaged<ServerCore>)? = state.withLock { s in
+            guard case .running(let loops, let c) = s.phase else { return nil }
             s.phase = .stopping
-            return (d, c)
+            return (loops, c)
         }
-        guard let (daemon, context) = running else { return }
+        guard let (loops, context) = running else { return }
         let core = context.takeUnretainedValue()
         // Streams never go idle by themselves: end them now (after what their owners queued, such as
         // a final shutdown event), so the drain below sees them complete.
@@ -185,7 +222,7 @@ public final class HTTPServer: Sendable {
         var quietSince: Int?
         while true {
             let now = monotonicMicros()
-            if now >= deadline || cmhd_current_connections(daemon) == 0 { break }
+            if now >= deadline || loops.allSatisfy({ $0.connections == 0 }) { break }
             if core.inFlight.load(ordering: .relaxed) == 0 {
                 if let q = quietSince {
                     if now - q >= HTTPServer.drainQuietMicros { break }
@@ -204,7 +241,10 @@ public final class HTTPServer: Sendable {
         if abandoned > 0 {
             Log.write(.warn, "requests still waiting at shutdown were abandoned", [("count", .int(abandoned))])
         }
-        MHD_stop_daemon(daemon)
+        // The loops end after their current turn (whose deferred work, such as a group commit, runs
+        // first); MHD_stop_daemon then closes what is left on the stopping thread.
+        for loop in loops { loop.stop() }
+        Self.stopDaemons(loops.map(\.daemon))
         core.peerMonitor.stop()
         context.release()
         state.withLock { $0.phase = .stopped }

@@ -159,12 +159,17 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
     public let backend: Backend
     public let retention: StoreRetention
     public let counters: WriteCounters
+    /// Whether a job queued inside an event loop's turn is committed by that loop's thread when the
+    /// turn ends (`GroupCommitQueue.enqueue(_:atTurnEnd:)`): for a backend whose commit never waits
+    /// on the network (SQLite), so that a loop is never held up by a round trip.
+    public let commitsAtTurnEnd: Bool
     private let queue: GroupCommitQueue<GroupCommitJob>
     /// Commits since the last prune step (only the writer's thread counts).
     private let commitsSincePrune = Atomic<Int>(0)
 
-    public init(backend: Backend, retention: StoreRetention, counters: WriteCounters = WriteCounters()) {
+    public init(backend: Backend, retention: StoreRetention, counters: WriteCounters = WriteCounters(), commitsAtTurnEnd: Bool = false) {
         self.backend = backend
+        self.commitsAtTurnEnd = commitsAtTurnEnd
         self.retention = retention
         self.counters = counters
         // The queue's writer must not keep the engine alive (it is set once, below).
@@ -184,7 +189,11 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
 
     /// Queues `job`; a closed engine completes it at once with `unavailable`.
     public func enqueue(_ job: GroupCommitJob) {
-        if !queue.enqueue(job) { job.completion(.failure(StoreError.unavailable("the store is closed"))) }
+        enqueue(job, atTurnEnd: commitsAtTurnEnd)
+    }
+
+    private func enqueue(_ job: GroupCommitJob, atTurnEnd: Bool) {
+        if !queue.enqueue(job, atTurnEnd: atTurnEnd) { job.completion(.failure(StoreError.unavailable("the store is closed"))) }
     }
 
     /// `SheetStore.update`: queues the job and waits for its completion.
@@ -197,10 +206,11 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
             // cannot outlive this call (`withoutActuallyEscaping` checks).
             nonisolated(unsafe) let body = body
             let outcome = Latch<Result<EventResult, any Error>>()
+            // Never left to the end of this thread's loop turn: the turn cannot end while it waits.
             enqueue(
                 GroupCommitJob(userId: userId, eventId: eventId, body: { try body(&$0, &$1) }) { result in
                     outcome.open(with: result)
-                })
+                }, atTurnEnd: false)
             return try outcome.wait().get()
         }
     }

@@ -31,17 +31,48 @@ public final class GroupCommitQueue<Job: Sendable>: Sendable {
     }
 
     /// Queues `job`; false when the queue is closed (the job was not taken).
-    public func enqueue(_ job: Job) -> Bool {
-        let start = state.withLock { state -> Bool? in
+    ///
+    /// With `atTurnEnd`, a job queued inside a turn of an event loop (`LoopTurn`) starts no drain on
+    /// the writer's thread: the loop's thread runs one batch itself when its turn ends, so all the
+    /// jobs one turn received share a transaction and no thread is woken for them. A caller that
+    /// waits for its job on that thread must not pass it (the turn would never end).
+    public func enqueue(_ job: Job, atTurnEnd: Bool = false) -> Bool {
+        let start = state.withLock { state -> Start? in
             if state.closed { return nil }
             state.jobs.append(job)
-            if state.active { return false }
+            if state.active { return .queued }
+            if atTurnEnd && LoopTurn.isOpen { return .atTurnEnd }
+            state.active = true
+            return .writer
+        }
+        switch start {
+        case nil: return false
+        case .queued?: break
+        case .writer?: writer.run { [self] in drain() }
+        case .atTurnEnd?: _ = LoopTurn.atEnd(of: self) { [self] in runAtTurnEnd() }
+        }
+        return true
+    }
+
+    private enum Start { case queued, writer, atTurnEnd }
+
+    /// At the end of a loop turn that queued jobs: one batch on this thread, unless a drain already
+    /// runs (it takes them). Jobs queued meanwhile go to the writer's thread, so that a loop never
+    /// works off other threads' jobs for long.
+    private func runAtTurnEnd() {
+        let run = state.withLock { state -> Bool in
+            if state.active || state.jobs.isEmpty { return false }
             state.active = true
             return true
         }
-        guard let start else { return false }
-        if start { writer.run { [self] in drain() } }
-        return true
+        guard run, let complete = runNextBatch() else { return }
+        complete()
+        let more = state.withLock(wake: .all) { state -> Bool in
+            if !state.jobs.isEmpty { return true }
+            state.active = false
+            return false
+        }
+        if more { writer.run { [self] in drain() } }
     }
 
     private func drain() {
@@ -65,7 +96,14 @@ public final class GroupCommitQueue<Job: Sendable>: Sendable {
     /// drain runs (it would wait for itself); the last release of the queue may happen there, since
     /// the drain has then ended.
     public func close() {
-        state.withLock { $0.closed = true }
+        // Jobs deferred to a loop turn that will not end any more (the loop stopped) run here.
+        let start = state.withLock { state -> Bool in
+            state.closed = true
+            if state.active || state.jobs.isEmpty { return false }
+            state.active = true
+            return true
+        }
+        if start { writer.run { [self] in drain() } }
         _ = state.wait(until: { !$0.active }) { _ in }
     }
 }

@@ -77,7 +77,7 @@ final class GroupCommitWriter: Sendable {
             path: path, options: options, connection: Locked(WriterConnection(connection: connection)), readers: readers,
             checkpointer: Checkpointer(path: path, options: options, beforeEach: { readers.releaseIdleSnapshots() }),
             faults: WriterFaults(), counters: counters)
-        engine = GroupCommitEngine(backend: backend, retention: retention, counters: counters)
+        engine = GroupCommitEngine(backend: backend, retention: retention, counters: counters, commitsAtTurnEnd: true)
     }
 
     /// The writer connection's state under its lock (tests and start-up maintenance).
