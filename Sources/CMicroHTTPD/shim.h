@@ -174,6 +174,16 @@ static inline struct MHD_Response *cmhd_response_copying(const void *bytes, size
     return r;
 }
 
+/// A response over `bytes` as they are: MHD sends from them and calls `release(owner)` when it is
+/// done with the response (also when this returns NULL: out of memory), so the owner keeps them alive
+/// and unchanged until then.
+static inline struct MHD_Response *cmhd_response_borrowing(const void *bytes, size_t count, MHD_ContentReaderFreeCallback release, void *owner)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(count, (void *)bytes, release, owner);
+    if (r == NULL) release(owner);
+    return r;
+}
+
 /// The stream peer monitor: an epoll set that reports only a peer's close (EPOLLRDHUP; HUP and ERR
 /// are always reported), with the watched stream's context as the event's data. (Glibc's Swift module
 /// does not export epoll.)

@@ -96,8 +96,7 @@ struct MHDConnection: HTTPConnection, @unchecked Sendable {
         case .bytes(let bytes), .lengthOnly(let bytes):
             // A 304 gets the 200's bytes: MHD sends none of them, only their length as Content-Length
             // (with an empty buffer it would send `Content-Length: 0`, which RFC 9110 §8.6 forbids).
-            // The response owns a copy: nothing of `bytes` is used after this call.
-            response = bytes.withUnsafeBytes { cmhd_response_copying($0.baseAddress, $0.count) }
+            response = ResponseBytes.response(over: bytes)
         }
         guard let response else {
             Log.write(.error, "could not create a response", [("request_id", .string(headers.requestId))])
@@ -114,4 +113,27 @@ struct MHDConnection: HTTPConnection, @unchecked Sendable {
         }
         return MHD_queue_response(pointer, UInt32(status), response) == .YES
     }
+}
+
+/// A body MHD sends without a copy: the response holds this box (and so the array's storage)
+/// retained until MHD releases the response. The array is never mutated while boxed, so its storage,
+/// and the address MHD was given, stay put. Decisions are answered from cached arrays: this saves a
+/// malloc and a copy of a few kilobytes per answer.
+private final class ResponseBytes {
+    let bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    static func response(over bytes: [UInt8]) -> OpaquePointer? {
+        if bytes.isEmpty { return cmhd_response_copying(nil, 0) }
+        let owner = Unmanaged.passRetained(ResponseBytes(bytes))
+        return owner.takeUnretainedValue().bytes.withUnsafeBytes { raw in
+            cmhd_response_borrowing(raw.baseAddress, raw.count, releaseResponseBytes, owner.toOpaque())
+        }
+    }
+}
+
+/// MHD's free callback for `ResponseBytes` (any thread, once per response).
+private let releaseResponseBytes: MHD_ContentReaderFreeCallback = { owner in
+    if let owner { Unmanaged<ResponseBytes>.fromOpaque(owner).release() }
 }

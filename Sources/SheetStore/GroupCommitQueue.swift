@@ -5,6 +5,10 @@ import Concurrency
 /// at most `maxBatch` jobs (those queued meanwhile form the next batch) until the queue is empty.
 /// What a batch is (one transaction, the commit) is the writer's `run` (`GroupCommitEngine`); what it
 /// returns (the completions) runs after the batch's jobs were released, while newer jobs queue up.
+///
+/// A job queued inside an event loop's turn may instead wait for the turn's end and run there, on
+/// the loop's thread (`enqueue(_:atTurnEnd:)`): one batch per turn, and no thread woken per job. Either
+/// way one drain at a time takes the batches (`active`), so batches never overlap and keep queue order.
 public final class GroupCommitQueue<Job: Sendable>: Sendable {
 
     /// At most this many jobs share one transaction.
@@ -12,7 +16,7 @@ public final class GroupCommitQueue<Job: Sendable>: Sendable {
 
     private struct State {
         var jobs: [Job] = []
-        /// A drain is queued or running on `writer`.
+        /// A drain is queued or running, on `writer` or at a loop turn's end.
         var active = false
         /// Set by `close()`: new jobs are refused.
         var closed = false
@@ -24,7 +28,7 @@ public final class GroupCommitQueue<Job: Sendable>: Sendable {
     private let writer = WorkerThreads(count: 1)
     private let run: @Sendable ([Job]) -> () -> Void
 
-    /// `run` receives each batch, in queue order, on the writer's thread, and returns what completes
+    /// `run` receives each batch, in queue order, on the writer's thread or a loop's, and returns what completes
     /// its jobs; that must not hold on to the jobs (a blocking caller's body must not outlive its call).
     public init(run: @escaping @Sendable ([Job]) -> () -> Void) {
         self.run = run

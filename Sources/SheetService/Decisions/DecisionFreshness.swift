@@ -22,7 +22,7 @@ import Synchronization
 ///
 /// ## Invariants
 /// 1. **Epochs only grow.** A user's epoch is the counter of its slot (a fixed table of atomics
-///    indexed by the user id's hash: users sharing a slot only invalidate each other more often) plus
+///    indexed by the user id's hash, 262 144 of them: users sharing a slot only invalidate each other more often) plus
 ///    the flush count in the high bits. Nothing ever lowers either, so an epoch, once stale, stays stale.
 /// 2. **Every write bumps before it answers.** A write of a user's state through this process (an
 ///    event, an erase) bumps the user's epoch after its transaction ended, committed or not, and
@@ -63,7 +63,7 @@ import Synchronization
 ///
 /// Cost: the local hot path is two atomic loads (`isCurrent`), no lock and no allocation.
 final class DecisionFreshness: Sendable {
-    static let slotCount = 1 << 16
+    static let slotCount = 1 << 18
     /// The catalog mark's value when unknown (reload before trusting the catalog).
     static let unknownCatalogMark: Int64 = -1
 
