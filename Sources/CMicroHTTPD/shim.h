@@ -13,6 +13,7 @@
 #include <malloc.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 
 /// MHD_start_daemon is variadic and unavailable in Swift; options travel as one MHD_OPTION_ARRAY.
 /// The accept-policy callback is an argument (not an option): it refuses new connections while draining,
@@ -282,6 +283,13 @@ static inline void cmhd_loop_wait(int epfd, int wakeup, int timeout_ms)
             (void)read(wakeup, &count, sizeof count);
         }
     }
+}
+
+/// Bytes received on a socket that nobody has read yet (FIONREAD), -1 on error.
+static inline int cmhd_unread_bytes(int fd)
+{
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
 }
 
 /// Names the calling thread (at most 15 bytes are kept), for ps, top and perf.

@@ -23,6 +23,7 @@ extension ServerCore {
         _ connection: C, _ request: RequestState, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>,
         version: UnsafePointer<CChar>?, upload: UnsafeRawBufferPointer?
     ) -> Bool {
+        request.calls += 1
         let action: RequestStateMachine.Action
         if request.machine.phase == .awaitingHead {
             let verdict = verdict(connection, method, version, queryArguments: request.queryArguments)
@@ -47,6 +48,7 @@ extension ServerCore {
 
     /// The connection completed the request (NOTIFY_COMPLETED, also on timeouts, aborts and shutdown).
     @_spi(Testing) public func completed(_ request: RequestState) {
+        request.finished = true
         request.machine.completed()?.markCompleted()
         inFlight.wrappingSubtract(1, ordering: .relaxed)
         metrics.requestFinished()

@@ -28,6 +28,9 @@ final class EventLoop: @unchecked Sendable {
     private let finished = Latch<Void>()
     /// Set on the loop's thread when it resumed a connection itself: the next wait must not block.
     private var resumedHere = false
+    /// Runs after each turn, on the loop's thread; returns the longest the next wait may take
+    /// (milliseconds, -1: as long as the daemon allows).
+    private let afterTurn: @Sendable () -> Int32
 
     /// The running loops by daemon, for `resume` from other threads.
     private static let running = Mutex<[Int: EventLoop]>([:])
@@ -37,8 +40,9 @@ final class EventLoop: @unchecked Sendable {
 
     /// Starts the loop's thread; nil (and the daemon is left to the caller) when the descriptors or
     /// the thread cannot be had.
-    init?(daemon: OpaquePointer, name: String) {
+    init?(daemon: OpaquePointer, name: String, afterTurn: @escaping @Sendable () -> Int32) {
         self.daemon = daemon
+        self.afterTurn = afterTurn
         let daemonPoll = cmhd_daemon_epoll_fd(daemon)
         wakeup = cmhd_eventfd()
         poll = daemonPoll >= 0 && wakeup >= 0 ? cmhd_loop_create(daemonPoll, wakeup) : -1
@@ -70,20 +74,25 @@ final class EventLoop: @unchecked Sendable {
             here.resumedHere = true
             return
         }
-        guard let loop = running.withLock({ $0[key] }) else { return }
-        cmhd_loop_wake(loop.wakeup)
+        // Under the registry's lock: `stop` removes the loop under it before closing the eventfd.
+        running.withLock { loops in
+            if let loop = loops[key] { cmhd_loop_wake(loop.wakeup) }
+        }
     }
 
     /// Connections this loop's daemon has open.
     var connections: Int { Int(cmhd_current_connections(daemon)) }
 
     private func run() {
+        var cap: Int32 = -1
         while !stopping.load(ordering: .acquiring) {
-            let timeout = resumedHere ? 0 : cmhd_daemon_timeout_ms(daemon)
+            var timeout = resumedHere ? 0 : cmhd_daemon_timeout_ms(daemon)
+            if cap >= 0 && (timeout < 0 || timeout > cap) { timeout = cap }
             resumedHere = false
             cmhd_loop_wait(poll, wakeup, timeout)
             if stopping.load(ordering: .acquiring) { break }
             LoopTurn.run { _ = MHD_run(daemon) }
+            cap = afterTurn()
         }
         finished.open(with: ())
     }

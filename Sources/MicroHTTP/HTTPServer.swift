@@ -162,7 +162,7 @@ public final class HTTPServer: Sendable {
             var loops: [EventLoop] = []
             if failure == nil {
                 for (index, daemon) in daemons.enumerated() {
-                    guard let loop = EventLoop(daemon: daemon, name: "http-loop-\(index)") else {
+                    guard let loop = EventLoop(daemon: daemon, name: "http-loop-\(index)", afterTurn: { StalledBodies.check(core: core) }) else {
                         failure = "cannot start the event loop threads"
                         break
                     }

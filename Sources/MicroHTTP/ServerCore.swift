@@ -75,6 +75,12 @@ import Musl
     /// How many query arguments it has.
     let queryArguments: Int
     var machine: RequestStateMachine
+    /// Calls of the connection so far (the stalled-body watch counts progress by them).
+    var calls = 0
+    /// In this loop's stalled-body watch (`StalledBodies`).
+    var watched = false
+    /// NOTIFY_COMPLETED came: the connection may be gone (the watch must not touch it any more).
+    var finished = false
 
     init(startMicros: Int, query: [UInt8], queryArguments: Int, machine: RequestStateMachine) {
         self.startMicros = startMicros
@@ -103,7 +109,9 @@ let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, m
     // Body bytes are always consumed.
     let upload = uploadData.map { UnsafeRawBufferPointer(start: $0, count: uploadSize.pointee) }
     uploadSize.pointee = 0
-    return core.handle(MHDConnection(pointer: connection), request, method: method, url: url, version: version, upload: upload) ? .YES : .NO
+    let proceed = core.handle(MHDConnection(pointer: connection), request, method: method, url: url, version: version, upload: upload)
+    if proceed { StalledBodies.watchIfWaiting(request, connection) }
+    return proceed ? .YES : .NO
 }
 
 /// A new request line (before MHD parses its query arguments): takes a copy of the query and hides it
@@ -164,6 +172,17 @@ extension ServerCore {
     func answerWithoutPool(_ connection: OpaquePointer, requestId: String?) {
         let fd = cmhd_connection_fd(connection)
         guard fd >= 0 else { return }
+        sendHeaderTooLarge(fd: fd, requestId: requestId, reason: "the answer did not fit in the connection's memory; sent 431 instead")
+    }
+
+    /// A request whose body libmicrohttpd cannot read (`StalledBodies`): its 431, then the socket shut
+    /// down so that MHD closes the connection at its next turn.
+    func answerStalled(fd: Int32, requestId: String?) {
+        sendHeaderTooLarge(fd: fd, requestId: requestId, reason: "the head left no memory to read the body; sent 431 instead")
+        _ = shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    private func sendHeaderTooLarge(fd: Int32, requestId: String?, reason: String) {
         let id = requestId ?? RequestID.next()
         let body = Problem.headerTooLarge(memory: headerMemory, reserve: ServerCore.answerReserve).body
         var bytes = Array(
@@ -171,9 +190,7 @@ extension ServerCore {
                 + "Content-Length: \(body.count)\r\nConnection: close\r\nX-Request-Id: \(id)\r\n\r\n").utf8)
         bytes += body
         let sent = bytes.withUnsafeBytes { cmhd_send_raw(fd, $0.baseAddress, $0.count) }
-        Log.write(
-            .warn, "the answer did not fit in the connection's memory; sent 431 instead",
-            [("request_id", .string(id)), ("sent", .bool(sent == bytes.count))])
+        Log.write(.warn, reason, [("request_id", .string(id)), ("sent", .bool(sent == bytes.count))])
     }
 }
 

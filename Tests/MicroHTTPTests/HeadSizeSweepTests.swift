@@ -74,6 +74,33 @@ import Testing
         }
     }
 
+    /// Empty lines before the request line fill the connection's memory without counting in the
+    /// head: at some sizes libmicrohttpd, run from sheetd's own loop, has no room left to read the body
+    /// and would wait for the idle timeout. Every size near the edge, byte by byte, gets an answer
+    /// within a second (sheetd's 431 for those, `StalledBodies`), on a connection the client keeps open.
+    @Test func leadingEmptyLinesBeforeABodyAreAnsweredAtEverySize() throws {
+        let pool = HTTPServerConfiguration().headerMemoryLimit
+        let router = makeTestRouter()
+        router.add(.PUT, "/v1/users/{userId}/containers/{containerId}/count") { _ in .empty(204) }
+        try withServer({ $0.accessLog = true }, router: router) { (server, _) throws in
+            var unanswered: [String] = []
+            for size in stride(from: pool - 400, through: pool + 100, by: 1) {
+                let head =
+                    "PUT /v1/users/sweep-u/containers/c1/count?platform=ios HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: 11\r\n\r\n"
+                let empty = max(0, size - head.utf8.count)
+                let text = String(repeating: "\r\n", count: empty / 2) + String(repeating: "\n", count: empty % 2) + head + #"{"count":1}"#
+                let start = ContinuousClock.now
+                let c = try RawConnection(port: server.port, timeoutSeconds: 1)
+                try? c.send(Array(text.utf8))
+                let status = (try? c.readHead())?.status
+                if status == nil || ContinuousClock.now - start >= .seconds(1) { unanswered.append("\(size) B") }
+            }
+            #expect(unanswered.isEmpty, "\(unanswered.count) heads unanswered: \(unanswered.prefix(20).joined(separator: ", "))")
+            #expect(try fetch(server.port, "GET", "/healthz").status == 200)
+        }
+    }
+
     /// A head that leaves less than the answer's reserve is refused by sheetd itself, as problem+json.
     @Test func aHeadOverTheBudgetIsOurOwn431() throws {
         try withServer { (server, _) throws in
