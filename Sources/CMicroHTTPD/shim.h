@@ -225,21 +225,14 @@ static inline int cmhd_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBL
 /// connections leave their pools' pages resident otherwise. 1 when memory was released.
 static inline int cmhd_release_free_memory(void) { return malloc_trim(0); }
 
-// A daemon in external mode runs on the caller's thread (`EventLoop`): it waits on the daemon's
-// epoll set and its own wakeup eventfd, then lets MHD_run handle whatever is ready.
+// A daemon in external mode runs on the caller's thread (`EventLoop`): MHD_run_wait waits on the
+// daemon's epoll set, to which the loop adds its own wakeup eventfd.
 
 /// The daemon a connection belongs to.
 static inline struct MHD_Daemon *cmhd_connection_daemon(struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
     return i ? i->daemon : NULL;
-}
-
-/// The daemon's epoll set (MHD_USE_EPOLL), -1 when unknown.
-static inline int cmhd_daemon_epoll_fd(struct MHD_Daemon *d)
-{
-    const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
-    return i ? i->epoll_fd : -1;
 }
 
 /// The daemon's listening socket, -1 when it has none.
@@ -249,40 +242,22 @@ static inline int cmhd_daemon_listen_fd(struct MHD_Daemon *d)
     return i ? i->listen_fd : -1;
 }
 
-/// How long the loop may wait before MHD_run must run again (a connection's timeout, data MHD
-/// already holds): milliseconds, -1 for as long as nothing happens.
-static inline int cmhd_daemon_timeout_ms(struct MHD_Daemon *d)
+/// Adds `wakeup` (an eventfd) to the daemon's epoll set (MHD_USE_EPOLL), so that a write to it ends
+/// the daemon's wait in MHD_run_wait. Its event carries a NULL pointer, which MHD skips; it is
+/// edge-triggered, so every write is one wake-up and the counter never needs reading. 0 on success.
+static inline int cmhd_daemon_add_wakeup(struct MHD_Daemon *d, int wakeup)
 {
-    MHD_UNSIGNED_LONG_LONG t = 0;
-    if (MHD_get_timeout(d, &t) != MHD_YES) return -1;
-    return t > 60000 ? 60000 : (int)t;
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
+    if (i == NULL || i->epoll_fd < 0) return -1;
+    struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.ptr = NULL };
+    return epoll_ctl(i->epoll_fd, EPOLL_CTL_ADD, wakeup, &ev);
 }
 
-/// The loop's own epoll set: the daemon's epoll set and the wakeup eventfd, both for reading.
-static inline int cmhd_loop_create(int daemon_epoll, int wakeup)
+/// Wakes a loop waiting in MHD_run_wait (see `cmhd_daemon_add_wakeup`).
+static inline void cmhd_loop_wake(int wakeup)
 {
-    int epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (epfd < 0) return -1;
-    struct epoll_event ev = { .events = EPOLLIN, .data.fd = daemon_epoll };
-    struct epoll_event wake = { .events = EPOLLIN, .data.fd = wakeup };
-    if (epoll_ctl(epfd, EPOLL_CTL_ADD, daemon_epoll, &ev) != 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, wakeup, &wake) != 0) {
-        close(epfd);
-        return -1;
-    }
-    return epfd;
-}
-
-/// Waits up to `timeout_ms` for the daemon or the wakeup (which it resets).
-static inline void cmhd_loop_wait(int epfd, int wakeup, int timeout_ms)
-{
-    struct epoll_event evs[2];
-    int n = epoll_wait(epfd, evs, 2, timeout_ms);
-    for (int i = 0; i < n; i++) {
-        if (evs[i].data.fd == wakeup) {
-            uint64_t count;
-            (void)read(wakeup, &count, sizeof count);
-        }
-    }
+    uint64_t one = 1;
+    (void)write(wakeup, &one, sizeof one);
 }
 
 /// Bytes received on a socket that nobody has read yet (FIONREAD), -1 on error.
@@ -294,12 +269,5 @@ static inline int cmhd_unread_bytes(int fd)
 
 /// Names the calling thread (at most 15 bytes are kept), for ps, top and perf.
 static inline void cmhd_name_this_thread(const char *name) { (void)prctl(PR_SET_NAME, name, 0, 0, 0); }
-
-/// Wakes a loop waiting in `cmhd_loop_wait`.
-static inline void cmhd_loop_wake(int wakeup)
-{
-    uint64_t one = 1;
-    (void)write(wakeup, &one, sizeof one);
-}
 
 #endif

@@ -8,22 +8,24 @@ import Glibc
 import Musl
 #endif
 
-/// One libmicrohttpd daemon in external mode, and the thread that runs its loop: wait until the
-/// daemon has work (or must time a connection out), then one turn (`LoopTurn`) of MHD_run, in which
-/// the daemon's callbacks run. Work asked for during a turn (a group commit of the events it
+/// One libmicrohttpd daemon in external mode, and the thread that runs its loop: each turn
+/// (`LoopTurn`) is one MHD_run_wait, which waits until the daemon has work (or must time a connection
+/// out) and runs the daemon's callbacks. Work asked for during a turn (a group commit of the events it
 /// received) runs when the turn ends, on this thread, before the loop waits again.
 ///
 /// In external mode, MHD_resume_connection from another thread does not wake the daemon's loop:
-/// resumes go through `EventLoop.resume`, which wakes the connection's loop (or, on that loop's own
-/// thread, has its next wait return at once).
+/// resumes go through `EventLoop.resume`, which wakes the connection's loop through an eventfd in the
+/// daemon's epoll set (at most one write per turn however many resume), or, on that loop's own
+/// thread, has its next wait return at once.
 ///
 /// `@unchecked Sendable` invariant: the daemon is used by the loop's thread while it runs, and by
 /// `HTTPServer` only for thread-safe calls (`MHD_get_daemon_info`, `MHD_resume_connection`) until
 /// `stop()` returned; then it is stopped once, by its owner.
 final class EventLoop: @unchecked Sendable {
     let daemon: OpaquePointer
-    private let poll: Int32
     private let wakeup: Int32
+    /// A wake-up was written since the turn began: later resumes need not write again.
+    private let woken = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private let finished = Latch<Void>()
     /// Set on the loop's thread when it resumed a connection itself: the next wait must not block.
@@ -43,11 +45,10 @@ final class EventLoop: @unchecked Sendable {
     init?(daemon: OpaquePointer, name: String, afterTurn: @escaping @Sendable () -> Int32) {
         self.daemon = daemon
         self.afterTurn = afterTurn
-        let daemonPoll = cmhd_daemon_epoll_fd(daemon)
         wakeup = cmhd_eventfd()
-        poll = daemonPoll >= 0 && wakeup >= 0 ? cmhd_loop_create(daemonPoll, wakeup) : -1
-        guard poll >= 0 else {
-            if wakeup >= 0 { close(wakeup) }
+        guard wakeup >= 0 else { return nil }
+        guard cmhd_daemon_add_wakeup(daemon, wakeup) == 0 else {
+            close(wakeup)
             return nil
         }
         Self.running.withLock { $0[Int(bitPattern: daemon)] = self }
@@ -59,7 +60,6 @@ final class EventLoop: @unchecked Sendable {
         }
         guard started == 0 else {
             Self.running.withLock { _ = $0.removeValue(forKey: Int(bitPattern: daemon)) }
-            close(poll)
             close(wakeup)
             return nil
         }
@@ -76,22 +76,28 @@ final class EventLoop: @unchecked Sendable {
         }
         // Under the registry's lock: `stop` removes the loop under it before closing the eventfd.
         running.withLock { loops in
-            if let loop = loops[key] { cmhd_loop_wake(loop.wakeup) }
+            if let loop = loops[key] { loop.wake() }
         }
+    }
+
+    /// Ends the loop's current or next wait (any thread; under the registry's lock, see `resume`).
+    private func wake() {
+        if !woken.exchange(true, ordering: .acquiringAndReleasing) { cmhd_loop_wake(wakeup) }
     }
 
     /// Connections this loop's daemon has open.
     var connections: Int { Int(cmhd_current_connections(daemon)) }
 
     private func run() {
+        // The longest the next wait may take (ms, -1: until the daemon has work or a timeout).
         var cap: Int32 = -1
         while !stopping.load(ordering: .acquiring) {
-            var timeout = resumedHere ? 0 : cmhd_daemon_timeout_ms(daemon)
-            if cap >= 0 && (timeout < 0 || timeout > cap) { timeout = cap }
+            let wait = resumedHere ? 0 : cap
             resumedHere = false
-            cmhd_loop_wait(poll, wakeup, timeout)
-            if stopping.load(ordering: .acquiring) { break }
-            LoopTurn.run { _ = MHD_run(daemon) }
+            // Before the wait: a resume from now on writes a wake-up again (one MHD sees, or that
+            // ends the wait).
+            woken.store(false, ordering: .releasing)
+            LoopTurn.run { _ = MHD_run_wait(daemon, wait) }
             cap = afterTurn()
         }
         finished.open(with: ())
@@ -103,7 +109,6 @@ final class EventLoop: @unchecked Sendable {
         cmhd_loop_wake(wakeup)
         finished.wait()
         Self.running.withLock { _ = $0.removeValue(forKey: Int(bitPattern: daemon)) }
-        close(poll)
         close(wakeup)
     }
 }
