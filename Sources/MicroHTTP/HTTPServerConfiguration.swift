@@ -10,7 +10,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// TCP port; 0 picks a free one (read it back from `HTTPServer.port`).
     public var port: Int = 8080
-    /// MHD worker threads (the thread pool); default: 8, or the number of online cores when more.
+    /// Workers: event loops, each one libmicrohttpd daemon on its own thread (`EventLoop`); default: 8,
+    /// or the number of online cores when more.
     public var threads: Int = HTTPServerConfiguration.defaultThreads
     /// Hard cap on a request body; larger bodies get 413, announced or chunked.
     public var maxBodyBytes: Int = 65536
