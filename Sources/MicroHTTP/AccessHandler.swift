@@ -26,7 +26,7 @@ extension ServerCore {
         request.calls += 1
         let action: RequestStateMachine.Action
         if request.machine.phase == .awaitingHead {
-            let verdict = verdict(connection, method, version, queryArguments: request.queryArguments)
+            let verdict = verdict(connection, method, version, request)
             action = request.machine.headReceived(verdict)
         } else if let upload, !upload.isEmpty {
             action = request.machine.bodyReceived(upload)
@@ -114,25 +114,28 @@ extension ServerCore {
 
     /// What the header section says about size and framing, before any body byte is read.
     private func verdict<C: HTTPConnection>(
-        _ connection: C, _ method: UnsafePointer<CChar>, _ version: UnsafePointer<CChar>?, queryArguments: Int
+        _ connection: C, _ method: UnsafePointer<CChar>, _ version: UnsafePointer<CChar>?, _ request: RequestState
     ) -> RequestStateMachine.HeadVerdict {
+        let body = announcedBody(connection, limit: maxBodyBytes)
+        request.bodyAnnounced = body.present
         // The head stays in the connection's memory pool until the answer is sent, and the answer's
         // header section is built in what is left: keep room for it (see `answerReserve`).
         if connection.headMemoryUsed() + ServerCore.answerReserve > headerMemory {
             return .headTooLarge(memory: headerMemory, reserve: ServerCore.answerReserve)
         }
         if let problem = connection.framingProblem(method: method, version: version) { return .malformed(detail: problem) }
-        if queryArguments > maxQueryArguments { return .tooManyQueryArguments(count: queryArguments) }
-        if announcedLength(connection, exceeds: maxBodyBytes) { return .announcedBodyTooLarge }
+        if request.queryArguments > maxQueryArguments { return .tooManyQueryArguments(count: request.queryArguments) }
+        if body.overLimit { return .announcedBodyTooLarge }
         return .acceptable
     }
 
-    /// Content-Length over `limit` (only without Transfer-Encoding: then MHD ignores Content-Length).
-    private func announcedLength<C: HTTPConnection>(_ connection: C, exceeds limit: Int) -> Bool {
+    /// Whether the head announces a body (chunked, or a Content-Length above 0), and whether its
+    /// Content-Length is over `limit` (only without Transfer-Encoding: then MHD ignores Content-Length).
+    private func announcedBody<C: HTTPConnection>(_ connection: C, limit: Int) -> (present: Bool, overLimit: Bool) {
         var chunked = false
         connection.withHeader("Transfer-Encoding") { chunked = $0 != nil }
-        if chunked { return false }
-        var over = false
+        if chunked { return (true, false) }
+        var over = false, present = false
         connection.withHeader("Content-Length") { value in
             guard let value else { return }
             var n = 0
@@ -142,14 +145,15 @@ extension ServerCore {
                 let (m, o1) = n.multipliedReportingOverflow(by: 10)
                 let (a, o2) = m.addingReportingOverflow(Int(b - 0x30))
                 if o1 || o2 {
-                    over = true
+                    (over, present) = (true, true)
                     return
                 }
                 n = a
             }
             over = n > limit
+            present = n > 0
         }
-        return over
+        return (present, over)
     }
 
     /// Routes and runs the handler; returns what the machine makes of its outcome.

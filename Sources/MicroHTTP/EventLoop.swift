@@ -15,8 +15,9 @@ import Musl
 ///
 /// In external mode, MHD_resume_connection from another thread does not wake the daemon's loop:
 /// resumes go through `EventLoop.resume`, which wakes the connection's loop through an eventfd in the
-/// daemon's epoll set (at most one write per turn however many resume), or, on that loop's own
-/// thread, has its next wait return at once.
+/// daemon's epoll set (at most one write per turn however many resume). On the loop's own thread
+/// nothing more is needed: MHD_run_wait resumes pending connections before it waits, and then does
+/// not wait.
 ///
 /// `@unchecked Sendable` invariant: the daemon is used by the loop's thread while it runs, and by
 /// `HTTPServer` only for thread-safe calls (`MHD_get_daemon_info`, `MHD_resume_connection`) until
@@ -28,8 +29,6 @@ final class EventLoop: @unchecked Sendable {
     private let woken = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private let finished = Latch<Void>()
-    /// Set on the loop's thread when it resumed a connection itself: the next wait must not block.
-    private var resumedHere = false
     /// Runs after each turn, on the loop's thread; returns the longest the next wait may take
     /// (milliseconds, -1: as long as the daemon allows).
     private let afterTurn: @Sendable () -> Int32
@@ -70,10 +69,7 @@ final class EventLoop: @unchecked Sendable {
         MHD_resume_connection(connection)
         guard let daemon = cmhd_connection_daemon(connection) else { return }
         let key = Int(bitPattern: daemon)
-        if let here = current.current?.loop, Int(bitPattern: here.daemon) == key {
-            here.resumedHere = true
-            return
-        }
+        if let here = current.current?.loop, Int(bitPattern: here.daemon) == key { return }
         // Under the registry's lock: `stop` removes the loop under it before closing the eventfd.
         running.withLock { loops in
             if let loop = loops[key] { loop.wake() }
@@ -92,12 +88,10 @@ final class EventLoop: @unchecked Sendable {
         // The longest the next wait may take (ms, -1: until the daemon has work or a timeout).
         var cap: Int32 = -1
         while !stopping.load(ordering: .acquiring) {
-            let wait = resumedHere ? 0 : cap
-            resumedHere = false
             // Before the wait: a resume from now on writes a wake-up again (one MHD sees, or that
             // ends the wait).
             woken.store(false, ordering: .releasing)
-            LoopTurn.run { _ = MHD_run_wait(daemon, wait) }
+            LoopTurn.run { _ = MHD_run_wait(daemon, cap) }
             cap = afterTurn()
         }
         finished.open(with: ())

@@ -75,6 +75,8 @@ import Musl
     /// How many query arguments it has.
     let queryArguments: Int
     var machine: RequestStateMachine
+    /// The head announces a body (set by the head check): only such a request can wait for body bytes.
+    var bodyAnnounced = false
     /// Calls of the connection so far (the stalled-body watch counts progress by them).
     var calls = 0
     /// In this loop's stalled-body watch (`StalledBodies`).

@@ -32,9 +32,12 @@ final class StalledBodies {
     private var entries: [Entry] = []
     private static let perThread = ThreadLocal<StalledBodies, Never> { StalledBodies() }
 
-    /// After a call of the connection: watches the request while it waits for body bytes.
+    /// After a call of the connection: watches the request while it waits for the body its head
+    /// announced (a request without one is answered within the same MHD pass: not worth a watch).
     static func watchIfWaiting(_ request: RequestState, _ connection: OpaquePointer) {
-        guard !request.watched, request.machine.phase == .receivingBody || request.machine.phase == .discardingBody else { return }
+        guard request.bodyAnnounced, !request.watched,
+            request.machine.phase == .receivingBody || request.machine.phase == .discardingBody
+        else { return }
         request.watched = true
         perThread.value.entries.append(Entry(request: request, connection: connection, calls: request.calls, strikes: 0))
     }

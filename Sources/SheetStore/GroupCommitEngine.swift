@@ -164,7 +164,7 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
     /// on the network (SQLite), so that a loop is never held up by a round trip.
     public let commitsAtTurnEnd: Bool
     private let queue: GroupCommitQueue<GroupCommitJob>
-    /// Commits since the last prune step (only the writer's thread counts).
+    /// Commits since the last prune step (counted by the one drain running: the writer's thread or a loop's).
     private let commitsSincePrune = Atomic<Int>(0)
 
     public init(backend: Backend, retention: StoreRetention, counters: WriteCounters = WriteCounters(), commitsAtTurnEnd: Bool = false) {
