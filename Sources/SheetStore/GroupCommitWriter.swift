@@ -83,7 +83,10 @@ final class GroupCommitWriter: Sendable {
     /// The writer connection's state under its lock (tests and start-up maintenance).
     func withLock<R, E: Error>(_ body: (inout WriterConnection) throws(E) -> R) throws(E) -> R {
         defer { backend.readers.writesEnded() }
-        return try backend.connection.withLock(body)
+        return try backend.connection.withLock { writer throws(E) -> R in
+            defer { backend.readers.recentStates.forgetAll() }
+            return try body(&writer)
+        }
     }
 
     /// Counters of the write path so far.
@@ -105,6 +108,8 @@ final class GroupCommitWriter: Sendable {
         let backend = self.backend
         defer { backend.readers.writesEnded() }  // before the caller acknowledges anything
         return try backend.connection.withLock { writer throws(StoreError) -> T in
+            // Any row may have changed: no recently committed state is trusted after this write.
+            defer { backend.readers.recentStates.forgetAll() }
             if writer.closed { throw .unavailable("the store is closed") }
             do {
                 let db = try writer.connection(path: backend.path, options: backend.options)
@@ -302,14 +307,23 @@ struct SQLiteBatchSession: GroupCommitSession {
 
     mutating func commit(_ writes: BatchWrites) throws {
         guard let db else { throw StoreError.failure("no open transaction") }
-        for change in writes.states { try UserStateSQL.writeChanges(userId: change.userId, from: change.old, to: change.new, db) }
+        var written: [(userId: String, bytes: [UInt8])] = []
+        written.reserveCapacity(writes.states.count)
+        for change in writes.states {
+            if let bytes = try UserStateSQL.writeChanges(userId: change.userId, from: change.old, to: change.new, db) {
+                written.append((change.userId, bytes))
+            }
+        }
         for event in writes.events {
             try UserStateSQL.recordEvent(
                 userId: event.userId, eventId: event.eventId, outcome: event.outcome, now: writes.now, keep: writes.eventIdsPerUser, db)
         }
         try UserStateSQL.writeExperimentFacts(writes.experimentFacts, db)
         try UserStateSQL.add(writes.rollups, db)
+        let recent = backend.readers.recentStates
+        let ticket = recent.ticket()  // inside the transaction: tickets follow commit order
         try db.run("COMMIT")
+        for (userId, bytes) in written { recent.committed(bytes, of: userId, ticket: ticket) }
     }
 
     mutating func abandon(after error: any Error) -> BatchFailure {

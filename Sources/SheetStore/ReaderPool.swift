@@ -52,6 +52,9 @@ final class ReaderPool: Sendable {
         try slot().useSnapshot(writeGeneration: shared.writeGeneration, begun: snapshotsBegun, body)
     }
 
+    /// The user rows committed lately by any store of this file in this process.
+    var recentStates: RecentUserStates { shared.recentStates }
+
     /// How many read transactions `readSnapshot` began so far.
     var readSnapshotsBegun: Int { snapshotsBegun.load(ordering: .relaxed) }
 

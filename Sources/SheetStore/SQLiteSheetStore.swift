@@ -59,6 +59,7 @@ public final class SQLiteSheetStore: SheetStore {
             walJournal: true, synchronous: synchronous.level, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         let connection = try mapErrors { try Connection(path: path, flags: [.readWrite, .create, .noMutex], options: options) }
         try Migrator().migrate(connection)
+        shared.recentStates.forgetAll()  // a migration may have rewritten rows another store of this process holds
         try mapErrors { try connection.trackWALSize() }
         let store = SQLiteSheetStore(path: path, options: options, connection: connection, shared: shared, retention: retention)
         // A prune step at start and then every `purgeEvery` commits. A read-only database still
@@ -94,6 +95,7 @@ public final class SQLiteSheetStore: SheetStore {
             connection.close()
             withExtendedLifetime(shared) {}  // the lock is held until the connection is closed
         }
+        defer { shared.recentStates.forgetAll() }
         return try Migrator().migrate(connection)
     }
 
@@ -139,9 +141,20 @@ public final class SQLiteSheetStore: SheetStore {
     // MARK: - Users
 
     public func userState(userId: String) throws(StoreError) -> UserState {
-        // The hot read (every decision not cached): in this thread's kept snapshot when still current.
+        guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
+        // The hot read (every decision not cached): a state committed lately is in memory (most
+        // decisions not cached follow the user's own event); else this thread's kept snapshot.
+        if let bytes = readers.recentStates.bytes(of: userId), let state = try? UserStateCodec.decode(bytes) { return state }
+        return try storedUserState(userId: userId)
+    }
+
+    /// The user's state as the database has it, in this thread's kept snapshot when still current.
+    func storedUserState(userId: String) throws(StoreError) -> UserState {
         try readSnapshot { db in try UserStateSQL.load(userId: userId, db) }
     }
+
+    /// The user rows this process committed lately (see `RecentUserStates`).
+    var recentStates: RecentUserStates { readers.recentStates }
 
     public func update(
         userId: String, eventId: String?, _ body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]

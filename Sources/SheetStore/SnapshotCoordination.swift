@@ -1,8 +1,8 @@
 import SQLiteKit
 import Synchronization
 
-/// What the stores of one database file in this process share: the write generation and their
-/// reader slots (a second store on the same file, as tests open one to watch the first, then sees the
+/// What the stores of one database file in this process share: the write generation, their
+/// reader slots, the recently committed user states (a second store on the same file, as tests open one to watch the first, then sees the
 /// first one's writes in its kept snapshots, and either store's checkpoints end every idle snapshot),
 /// and the lock that keeps other processes off the file.
 ///
@@ -11,6 +11,8 @@ import Synchronization
 final class SnapshotCoordination: Sendable {
     let writeGeneration = Atomic<UInt64>(0)
     let slots = ReaderRegistry()
+    /// The rows the writers of this file committed lately (see `RecentUserStates`).
+    let recentStates = RecentUserStates()
     /// Held for the life of the coordination; nil when it could not be created (a read-only
     /// directory: nothing can write the database there either).
     private let lockFile: DatabaseLockFile?

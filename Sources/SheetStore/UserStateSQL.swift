@@ -13,15 +13,18 @@ enum UserStateSQL {
     }
 
     /// Writes `new` when it differs from `old` (as loaded in this transaction); an empty state
-    /// deletes the row, so that it reads exactly as a user never seen.
-    static func writeChanges(userId: String, from old: UserState, to new: UserState, _ db: Connection) throws {
-        guard new != old else { return }
+    /// deletes the row, so that it reads exactly as a user never seen. Returns the bytes the row now
+    /// reads as (the empty state's for a deleted row), or nil when nothing was written.
+    @discardableResult
+    static func writeChanges(userId: String, from old: UserState, to new: UserState, _ db: Connection) throws -> [UInt8]? {
+        guard new != old else { return nil }
+        let bytes = UserStateCodec.encode(new)
         if new == UserState() {
             let statement = try db.cachedStatement("DELETE FROM user_states WHERE user_id = ?1")
             defer { statement.reset() }
             try statement.bind(userId, at: 1)
             try statement.run()
-            return
+            return bytes
         }
         let statement = try db.cachedStatement(
             """
@@ -30,8 +33,9 @@ enum UserStateSQL {
             """)
         defer { statement.reset() }
         try statement.bind(userId, at: 1)
-        try statement.bind(UserStateCodec.encode(new), at: 2)
+        try statement.bind(bytes, at: 2)
         try statement.run()
+        return bytes
     }
 
     /// A batch's experiment facts (see `ExperimentSQL`), in the same transaction.
