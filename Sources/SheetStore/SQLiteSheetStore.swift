@@ -153,9 +153,6 @@ public final class SQLiteSheetStore: SheetStore {
         try readSnapshot { db in try UserStateSQL.load(userId: userId, db) }
     }
 
-    /// The user rows this process committed lately (see `RecentUserStates`).
-    var recentStates: RecentUserStates { readers.recentStates }
-
     public func update(
         userId: String, eventId: String?, _ body: (inout UserState, inout [SheetActivity]) throws -> [UInt8]
     ) throws -> EventResult {

@@ -15,7 +15,6 @@ enum UserStateSQL {
     /// Writes `new` when it differs from `old` (as loaded in this transaction); an empty state
     /// deletes the row, so that it reads exactly as a user never seen. Returns the bytes the row now
     /// reads as (the empty state's for a deleted row), or nil when nothing was written.
-    @discardableResult
     static func writeChanges(userId: String, from old: UserState, to new: UserState, _ db: Connection) throws -> [UInt8]? {
         guard new != old else { return nil }
         let bytes = UserStateCodec.encode(new)
