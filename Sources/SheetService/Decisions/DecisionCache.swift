@@ -22,7 +22,7 @@ import Musl
 /// the usual case: a decision does not contain the user id) share one `Answer`.
 final class DecisionCache: Sendable {
     /// One decision answer. A class so that every user whose decision has these exact bytes shares
-    /// one instance (interned per shard): a lookup then touches memory that other requests keep warm.
+    /// one instance (interned by its bytes): a lookup then touches memory that other requests keep warm.
     final class Answer: Sendable {
         let body: [UInt8]
         let etag: String
@@ -64,8 +64,8 @@ final class DecisionCache: Sendable {
     /// The rules every lookup and insert follows.
     let freshness: DecisionFreshness
     private let users: GenerationalCache<String, UserEntry>
-    /// Interned answers by the hash of their body (bytes compared on every hit), in the shard of the
-    /// user who asked.
+    /// Interned answers by the hash of their body (bytes compared on every hit), sharded by that hash:
+    /// every user whose decision has these bytes, whatever their shard, gets the same instance.
     private let answers = GenerationalCache<Int, Answer>(generationCapacity: 32, shardCount: DecisionCache.shardCount)
 
     /// Lookups answered and not, for /metrics: per shard, a cache line apart (8 counters of 8 bytes),
@@ -135,8 +135,10 @@ final class DecisionCache: Sendable {
     /// Interned with the cache off too: the table holds no decision, only which ETag exact bytes have
     /// (every byte is compared), and a decision computed again is usually one already seen.
     func answer(userId: String, body: [UInt8], etag: ([UInt8]) -> String) -> Answer {
-        // Interned in the user's shard: users in the same state spread over every shard's lock.
-        let key = Self.fingerprint(body.span), hash = userId.hashValue
+        // Interned by the bytes' own fingerprint, so one copy serves the whole process. Interned
+        // per user shard instead, each shard kept its own copy: in the mix's 10 000 users that was
+        // 25 MiB of duplicate bodies, and cooler memory to send them from.
+        let key = Self.fingerprint(body.span), hash = key
         if let interned = answers.value(for: key, hash: hash) {
             let internedBody = interned.body  // a local, whose span lives for the comparison
             if Self.sameBytes(internedBody.span, body.span) { return interned }
