@@ -223,6 +223,16 @@ public final class Connection {
     /// BUSY or NOMEM; this tells whether one is still open.
     public var isAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
 
+    /// The main database's data version (`SQLITE_FCNTL_DATA_VERSION`): it changes with every commit
+    /// to the file, by this connection or by any other, in any process. Read inside a transaction
+    /// begun `IMMEDIATE`, it accounts for every commit made before the transaction began. Nil when
+    /// the connection is closed.
+    public var dataVersion: UInt32? {
+        guard let handle else { return nil }
+        var version: UInt32 = 0
+        return sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK ? version : nil
+    }
+
     /// True when the main database was opened read-only (or fell back to read-only because the file
     /// is not writable).
     public var isReadOnly: Bool { handle.map { sqlite3_db_readonly($0, "main") == 1 } ?? true }

@@ -17,6 +17,11 @@ import Synchronization
 ///    user's row, and an entry may predate it.
 /// 3. Both happen before the write is acknowledged (and before the decision epochs move), so a reader
 ///    that reads a user's epoch and then this table never pairs a newer epoch with older bytes.
+/// 4. A batch counts as publishing from before it takes its ticket until its users are published (or
+///    its `COMMIT` failed). The writer's own batch reads (`SQLiteBatchSession.begin`) trust an entry
+///    only when, under SQLite's write lock, no batch is publishing and the file's data version is the
+///    one this writer saw after its own last commit (no commit since, by any connection or process):
+///    then every commit has published, and the entry is the stored row. Otherwise they read SQLite.
 ///
 /// Bounded: a `GenerationalCache` of at most `2 * generationCapacity * shards` entries, a few hundred
 /// bytes each; a user not held is read from SQLite as before.
@@ -33,8 +38,25 @@ final class RecentUserStates: Sendable {
     private let sequence = Atomic<UInt64>(0)
     private let floor = Atomic<UInt64>(0)
 
-    /// A batch's ticket: taken inside its transaction, before `COMMIT` (invariant 1).
-    func ticket() -> UInt64 { sequence.add(1, ordering: .acquiringAndReleasing).newValue }
+    /// Batches between their ticket and the end of their publication (invariant 4).
+    private let publishing = Atomic<Int>(0)
+
+    /// A batch's ticket: taken inside its transaction, before `COMMIT` (invariant 1). The batch counts
+    /// as publishing until `endPublication()`, which it must call whether or not `COMMIT` succeeds.
+    func beginPublication() -> UInt64 {
+        publishing.add(1, ordering: .acquiringAndReleasing)
+        return ticket()
+    }
+
+    /// After the batch published its users, or failed to commit (invariant 4).
+    func endPublication() {
+        publishing.subtract(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// Whether a batch is between its ticket and the end of its publication.
+    var isPublishing: Bool { publishing.load(ordering: .acquiring) > 0 }
+
+    private func ticket() -> UInt64 { sequence.add(1, ordering: .acquiringAndReleasing).newValue }
 
     /// After `COMMIT` of the batch that took `ticket`: `bytes` is now the user's stored row
     /// (`UserStateCodec.encode`; the empty state's bytes for a deleted row).

@@ -276,6 +276,8 @@ public final class SQLiteSheetStore: SheetStore {
 
     /// Read transactions the decision reads began (tests: kept snapshots are reused).
     var readSnapshotsBegun: Int { readers.readSnapshotsBegun }
+    /// The writer's batch reads answered from memory so far (tests).
+    var writerRowsReadFromMemory: Int { writer.rowsReadFromMemory }
 
     /// How many updates committed in how many transactions so far.
     public var writeStatistics: WriteStatistics { writer.writeStatistics }

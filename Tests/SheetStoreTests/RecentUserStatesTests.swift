@@ -22,13 +22,17 @@ import Testing
     /// one, and `forgetAll` retires everything published before it.
     @Test func laterTicketsWinAndForgetAllRetiresEverything() {
         let recent = RecentUserStates()
-        let first = recent.ticket(), second = recent.ticket()
+        let first = recent.beginPublication(), second = recent.beginPublication()
         recent.committed([1], of: "u", ticket: second)
         recent.committed([2], of: "u", ticket: first)
-        #expect(recent.bytes(of: "u") == [1])
+        #expect(recent.bytes(of: "u") == [1] && recent.isPublishing)
+        recent.endPublication()
+        recent.endPublication()
+        #expect(!recent.isPublishing)
         recent.forgetAll()
         #expect(recent.bytes(of: "u") == nil)
-        recent.committed([3], of: "u", ticket: recent.ticket())
+        recent.committed([3], of: "u", ticket: recent.beginPublication())
+        recent.endPublication()
         #expect(recent.bytes(of: "u") == [3])
         #expect(recent.bytes(of: "never") == nil)
     }
@@ -85,6 +89,61 @@ import Testing
             }
             for u in 0..<6 { #expect(try store.userState(userId: "u\(u)") == fileState("u\(u)")) }
         }
+    }
+
+    /// The writer builds a batch on the rows in memory only while they are the stored rows: a row
+    /// another connection committed (as a second process would, the lock file aside) is read from
+    /// the file, so the event applies to it and nothing that connection wrote is lost.
+    @Test func theWriterReadsTheFileAfterAnotherConnectionCommitted() throws {
+        try withStore { store, dir throws in
+            try setCount(1, of: "u", store)
+            let before = store.writerRowsReadFromMemory
+            try setCount(2, of: "u", store)
+            #expect(store.writerRowsReadFromMemory == before + 1, "the batch read the row it committed last from memory")
+            try writeRow(of: "u", count: 5, other: 9, in: dir.file())
+            _ = try store.update(userId: "u", eventId: nil) { state in
+                state.containers[Self.key] = ContainerCount(count: state.count(for: Self.key) + 10)
+                return []
+            }
+            let state = try store.storedUserState(userId: "u")
+            #expect(state.count(for: Self.key) == 15, "built on the row the other connection wrote")
+            #expect(state.count(for: Self.other) == 9, "the other connection's change is kept")
+        }
+    }
+
+    /// A batch between its ticket and its publication (another store of the file that has committed
+    /// and not yet published) keeps the writer off the memory, even after the writer's own later
+    /// commit made the file's data version its own again.
+    @Test func theWriterReadsTheFileWhileABatchIsPublishing() throws {
+        try withStore { store, dir throws in
+            let recent = try SnapshotCoordination.of(file: dir.file()).recentStates
+            try setCount(1, of: "u", store)
+            // Another store's batch: ticket taken, row committed, users not yet published.
+            _ = recent.beginPublication()
+            try writeRow(of: "u", count: 5, other: 9, in: dir.file())
+            try setCount(3, of: "w", store)  // this batch reads the file (the data version moved) and commits
+            _ = try store.update(userId: "u", eventId: nil) { state in
+                state.containers[Self.key] = ContainerCount(count: state.count(for: Self.key) + 10)
+                return []
+            }
+            recent.endPublication()
+            let state = try store.storedUserState(userId: "u")
+            #expect(state.count(for: Self.key) == 15 && state.count(for: Self.other) == 9, "nothing the publishing batch wrote is lost")
+        }
+    }
+
+    static let other = ContainerKey(containerId: "other")
+
+    /// Writes the user's row through a connection of its own: count `count` in `key` and `other` in `other`.
+    private func writeRow(of userId: String, count: Int, other: Int, in path: String) throws {
+        let db = try Connection(path: path, flags: [.readWrite])
+        defer { db.close() }
+        var state = UserState()
+        state.containers[Self.key] = ContainerCount(count: count)
+        state.containers[Self.other] = ContainerCount(count: other)
+        try db.run(
+            "INSERT INTO user_states (user_id, state) VALUES (?1, ?2) ON CONFLICT (user_id) DO UPDATE SET state = excluded.state",
+            [.text(userId), .blob(UserStateCodec.encode(state))])
     }
 
     /// Two stores of one file in this process share the table: an erase through one is never
