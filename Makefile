@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config curl python3-venv
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libjemalloc-dev pkg-config curl python3-venv
 # PostgreSQL backend: libpq to build, the server for the throwaway test database (scripts/postgres.sh).
 APT_PACKAGES += libpq-dev postgresql
 # make replicas-test: the load balancer in front of two replicas.

@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Layers, one-way: sheetd (the command line: configuration, signals, start-up and drain, development secrets,
-// migrate/token/backup/restore/catalog check) → {SheetService, SheetWire, MicroHTTP, SheetStore, PostgresStore, SheetPolicy, JSONKit, Crypto};
+// migrate/token/backup/restore/catalog check) → {SheetService, SheetWire, MicroHTTP, SheetStore, PostgresStore, SheetPolicy, JSONKit, Crypto,
+// CJemalloc (the executable's allocator)};
 // SheetService (the service: routes over a store and the policy) → {MicroHTTP, SheetStore,
 // SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
 // SheetWire (the API's wire format: request bodies decoded into typed values, every answer encoded) → {SheetPolicy, JSONKit};
@@ -62,9 +63,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "sheetd",
-            dependencies: ["SheetWire", "SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto"],
+            dependencies: ["SheetWire", "SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto", "CJemalloc"],
             plugins: ["EmbedOpenAPI"]
         ),
+        // The executable's allocator (Debian's libjemalloc) and its options; tests keep glibc's.
+        .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
         .target(name: "SheetdClient", exclude: ["CHANGELOG.md"]),
         .target(name: "SheetdClientTesting", dependencies: ["SheetdClient"]),
 

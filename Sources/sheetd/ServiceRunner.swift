@@ -1,3 +1,4 @@
+import CJemalloc
 import FoundationEssentials
 import MicroHTTP
 import SheetPolicy
@@ -108,7 +109,7 @@ enum ServiceRunner {
             [
                 ("host", .string(configuration.http.host)), ("port", .int(server.port)), ("version", .string(SheetService.version)),
                 ("db", .string(configuration.databaseForDisplay)), ("threads", .int(configuration.http.threads)),
-                ("startup_us", .int(startupMicros)),
+                ("startup_us", .int(startupMicros)), ("allocator", .string(allocatorDescription)),
             ])
 
         let signal = signals.wait()
@@ -178,3 +179,11 @@ extension Duration {
         return Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000)
     }
 }
+
+/// The allocator serving this process, for the "listening" line: jemalloc and the arenas its
+/// embedded options asked for, or glibc's malloc when jemalloc is not the one linked.
+let allocatorDescription: String = {
+    var buffer = [CChar](repeating: 0, count: 96)
+    guard cjemalloc_describe(&buffer, buffer.count) == 0 else { return "glibc malloc" }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}()

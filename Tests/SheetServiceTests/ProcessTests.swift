@@ -61,6 +61,15 @@ import Testing
     }
 
     /// An invalid catalog file stops start-up naming the entry.
+    /// The binary allocates with jemalloc (linked into the executable, so it serves every malloc of
+    /// the process), with the options compiled into it: one arena.
+    @Test func theServerAllocatesWithJemallocAndItsOptions() throws {
+        let sheetd = try LaunchedSheetd(["--access-log", "false"])
+        defer { sheetd.stop() }
+        #expect(sheetd.listening.contains(#""allocator":"jemalloc 5."#), "\(sheetd.listening)")
+        #expect(sheetd.listening.contains("(narenas 1)"), "\(sheetd.listening)")
+    }
+
     @Test func invalidCatalogNamesTheEntry() throws {
         let dir = FileManager.default.temporaryDirectory.appending(path: "sheetd-cat-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -225,6 +234,8 @@ final class LaunchedSheetd {
     let process = Process()
     let reader: LineReader
     let port: Int
+    /// Its "listening" log line.
+    let listening: String
     /// The SQLite file it serves.
     let databasePath: String
     /// Removed when released (nil: the caller's database, left alone).
@@ -257,6 +268,7 @@ final class LaunchedSheetd {
             throw TestError("sheetd did not report its port")
         }
         self.port = port
+        self.listening = listening
     }
 
     deinit {

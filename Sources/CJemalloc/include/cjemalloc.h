@@ -1,0 +1,10 @@
+#ifndef CJEMALLOC_H
+#define CJEMALLOC_H
+
+#include <stddef.h>
+
+/// Writes "jemalloc <version> (narenas <n>)" into `buffer` when jemalloc is the process's allocator
+/// (and the options `malloc_conf` sets were read); returns 0 then, -1 otherwise.
+int cjemalloc_describe(char *buffer, size_t size);
+
+#endif
