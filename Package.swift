@@ -66,7 +66,7 @@ let package = Package(
             dependencies: ["SheetWire", "SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto", "CJemalloc"],
             plugins: ["EmbedOpenAPI"]
         ),
-        // The executable's allocator (Debian's libjemalloc) and its options; tests keep glibc's.
+        // The executable's allocator (Debian's libjemalloc) and its options (the test bundle, which imports sheetd, links it too).
         .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
         .target(name: "SheetdClient", exclude: ["CHANGELOG.md"]),
         .target(name: "SheetdClientTesting", dependencies: ["SheetdClient"]),
