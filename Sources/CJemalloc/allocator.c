@@ -5,9 +5,9 @@
 #include <jemalloc/jemalloc.h>
 #include <stdio.h>
 
-// Read by jemalloc when it initializes, before main. One arena: sheetd's allocations happen on its
-// event loops and the writer, and frees often on another thread than the allocation; dirty pages
-// go back to the kernel at once (no decay timer), which measured fastest and keeps RSS flat.
+// Read by jemalloc when it initializes, before main: one arena, and dirty pages returned to the
+// kernel at once (no decay timer). Measured in the mix with one worker: these options saved
+// 1.2-1.4 us per request, jemalloc's defaults nothing (docs/benchmarks-history.md).
 const char *malloc_conf = "narenas:1,dirty_decay_ms:0,muzzy_decay_ms:0";
 
 int cjemalloc_describe(char *buffer, size_t size) {

@@ -180,10 +180,10 @@ extension Duration {
     }
 }
 
-/// The allocator serving this process, for the "listening" line: jemalloc and the arenas its
-/// embedded options asked for, or glibc's malloc when jemalloc is not the one linked.
+/// The allocator serving this process, for the "listening" line: jemalloc's version and the arenas
+/// its compiled-in options asked for ("unknown" if jemalloc does not answer `mallctl`).
 let allocatorDescription: String = {
     var buffer = [CChar](repeating: 0, count: 96)
-    guard cjemalloc_describe(&buffer, buffer.count) == 0 else { return "glibc malloc" }
+    guard cjemalloc_describe(&buffer, buffer.count) == 0 else { return "unknown" }
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }()
