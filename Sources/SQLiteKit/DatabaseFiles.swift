@@ -14,6 +14,47 @@ public enum DatabaseFiles {
         public let description: String
     }
 
+    /// What is at a path, without following a symbolic link there.
+    public enum Kind: Equatable, Sendable {
+        case missing
+        case regularFile
+        case directory
+        case symbolicLink
+        /// A device, a FIFO or a socket (named).
+        case other(String)
+    }
+
+    /// What is at `path` (`lstat`: a symbolic link is reported as one).
+    public static func kind(of path: String) -> Kind {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .missing }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .regularFile
+        case S_IFDIR: return .directory
+        case S_IFLNK: return .symbolicLink
+        case S_IFCHR: return .other("a character device")
+        case S_IFBLK: return .other("a block device")
+        case S_IFIFO: return .other("a named pipe")
+        case S_IFSOCK: return .other("a socket")
+        default: return .other("not a regular file")
+        }
+    }
+
+    /// Why this process cannot create files in `directory`; nil when it can.
+    public static func cannotCreateFiles(in directory: String) -> String? {
+        guard kind(of: directory) == .directory || (realPath(directory).map { kind(of: $0) == .directory } ?? false) else {
+            return DatabaseFiles.exists(directory) ? "\(directory) is not a directory" : "the directory \(directory) does not exist"
+        }
+        guard access(directory, W_OK | X_OK) == 0 else { return "cannot create files in \(directory): \(errnoText())" }
+        return nil
+    }
+
+    /// The directory part of `path` ("." for a bare name).
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     /// Whether anything exists at `path`.
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
@@ -23,6 +64,15 @@ public enum DatabaseFiles {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+
+    /// `path` made absolute with its directory resolved (the file itself need not exist): two paths
+    /// name the same file when their canonical paths are equal.
+    public static func canonicalPath(_ path: String) -> String {
+        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        let parent = directory(of: path)
+        let resolved = realPath(parent) ?? parent
+        return (resolved == "/" ? "" : resolved) + "/" + name
     }
 
     /// The size of the file at `path` in bytes; 0 when it cannot be read.
@@ -68,8 +118,7 @@ public enum DatabaseFiles {
 
     /// Flushes the directory holding `path`: a rename is durable once it is.
     public static func syncDirectory(of path: String) throws(Failure) {
-        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        try sync(directory, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try sync(directory(of: path), flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
 
     private static func sync(_ path: String, flags: Int32) throws(Failure) {

@@ -38,9 +38,7 @@ extension SQLiteSheetStore {
         path: String, to destination: String, pagesPerStep: Int = backupPagesPerStep
     ) throws(StoreError) -> DatabaseCopyReport {
         guard DatabaseFiles.exists(path) else { throw .failure("no database at \(path)") }
-        if let source = DatabaseFiles.realPath(path), let target = DatabaseFiles.realPath(destination), source == target {
-            throw .failure("the backup would overwrite the database itself: \(destination)")
-        }
+        let destination = try backupTarget(destination, database: path)
         let partial = destination + ".partial"
         removeDatabaseFiles(partial)
         do throws(StoreError) {
@@ -68,6 +66,44 @@ extension SQLiteSheetStore {
             throw error
         }
         return try verify(path: destination)
+    }
+
+    /// The file a backup of the database at `path` may be written to: `destination`, or the file its
+    /// symbolic link names. Refused, each with its own message: the database itself or one of its own
+    /// files (`-wal`, `-shm`, `-journal`, the lock file of earlier versions; a copy renamed over one of
+    /// those corrupts the live database), a directory, a device or other special file, a link to
+    /// nothing, a directory that does not exist or cannot be written, and a file system without room.
+    static func backupTarget(_ destination: String, database path: String) throws(StoreError) -> String {
+        guard !destination.isEmpty else { throw .failure("--to needs a file name") }
+        var target = destination
+        if DatabaseFiles.kind(of: destination) == .symbolicLink {
+            guard let resolved = DatabaseFiles.realPath(destination) else {
+                throw .failure("\(destination) is a symbolic link to a file that does not exist: name the backup file itself")
+            }
+            target = resolved
+        }
+        switch DatabaseFiles.kind(of: target) {
+        case .directory: throw .failure("\(destination) is a directory: name the backup file, e.g. \(destination)/sheetd-backup.sqlite")
+        case .other(let what): throw .failure("\(destination) is \(what), not a file: a backup is written beside its target and renamed over it")
+        case .missing, .regularFile, .symbolicLink: break
+        }
+        let database = DatabaseFiles.canonicalPath(DatabaseFiles.realPath(path) ?? path)
+        let canonical = DatabaseFiles.canonicalPath(target)
+        let ownFiles = [
+            ("", "the database itself"), ("-wal", "the database's write-ahead log"), ("-shm", "the database's shared-memory index"),
+            ("-journal", "the database's rollback journal"), (".sheetd-lock", "the lock file of earlier sheetd versions"),
+        ]
+        if let (_, what) = ownFiles.first(where: { database + $0.0 == canonical }) {
+            throw .failure("\(destination) is \(what): writing a backup there would corrupt the live database; choose another file")
+        }
+        let directory = DatabaseFiles.directory(of: target)
+        if let why = DatabaseFiles.cannotCreateFiles(in: directory) { throw .failure("cannot write the backup: \(why)") }
+        let needed = UInt64(DatabaseFiles.size(of: path) + DatabaseFiles.size(of: path + "-wal"))
+        let free = DatabaseFiles.freeBytes(onFileSystemOf: directory)
+        if free < needed {
+            throw .failure("not enough free space for the backup in \(directory): about \(needed) bytes needed, \(free) free")
+        }
+        return target
     }
 
     /// Replaces the database at `path` with the verified copy at `source`, refusing while any sheetd

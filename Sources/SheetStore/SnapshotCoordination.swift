@@ -6,8 +6,8 @@ import Synchronization
 /// first one's writes in its kept snapshots, and either store's checkpoints end every idle snapshot),
 /// and the lock that keeps other processes off the file.
 ///
-/// The lock: a `DatabaseLockFile` on `<database>.sheetd-lock`, held while the process has the file
-/// open.
+/// The lock: a `DatabaseLock` on the database file itself, held while the process has the file open
+/// (a `sheetd restore` or a second `sheetd serve` is refused for as long as it is held).
 final class SnapshotCoordination: Sendable {
     let writeGeneration = Atomic<UInt64>(0)
     let slots = ReaderRegistry()
@@ -15,10 +15,10 @@ final class SnapshotCoordination: Sendable {
     let recentStates = RecentUserStates()
     /// Held for the life of the coordination; nil when it could not be created (a read-only
     /// directory: nothing can write the database there either).
-    private let lockFile: DatabaseLockFile?
+    private let lock: DatabaseLock?
 
-    private init(lockFile: DatabaseLockFile?) {
-        self.lockFile = lockFile
+    private init(lock: DatabaseLock?) {
+        self.lock = lock
     }
 
     private struct WeakEntry {
@@ -26,19 +26,16 @@ final class SnapshotCoordination: Sendable {
     }
     private static let byFile = Mutex<[String: WeakEntry]>([:])
 
-    /// The lock file of the database at `path`.
-    static func lockPath(of path: String) -> String { path + ".sheetd-lock" }
-
     /// The coordination of the database at `path` (its directory must exist), made and locked on
     /// first use in this process.
     ///
     /// - Throws: `.unavailable` when another process holds the file.
     static func of(file path: String) throws(StoreError) -> SnapshotCoordination {
-        let key = canonicalPath(path)
+        let key = DatabaseFiles.canonicalPath(path)
         return try byFile.withLock { byFile throws(StoreError) -> SnapshotCoordination in
             if let existing = byFile[key]?.coordination { return existing }
             byFile = byFile.filter { $0.value.coordination != nil }
-            let made = SnapshotCoordination(lockFile: try lock(path))
+            let made = SnapshotCoordination(lock: try lock(path))
             byFile[key] = WeakEntry(coordination: made)
             return made
         }
@@ -50,29 +47,22 @@ final class SnapshotCoordination: Sendable {
     ///
     /// - Throws: `.unavailable` when another process, or a store in this one, holds the file.
     static func exclusive(file path: String) throws(StoreError) -> SnapshotCoordination {
-        let key = canonicalPath(path)
+        let key = DatabaseFiles.canonicalPath(path)
         return try byFile.withLock { byFile throws(StoreError) -> SnapshotCoordination in
             if byFile[key]?.coordination != nil { throw .unavailable("\(path) is open in this process") }
-            let made = SnapshotCoordination(lockFile: try lock(path))
+            let made = SnapshotCoordination(lock: try lock(path))
             byFile[key] = WeakEntry(coordination: made)
             return made
         }
     }
 
-    private static func lock(_ path: String) throws(StoreError) -> DatabaseLockFile? {
+    private static func lock(_ path: String) throws(StoreError) -> DatabaseLock? {
         do {
-            return try DatabaseLockFile.acquire(path: lockPath(of: path))
+            return try DatabaseLock.acquire(database: path)
         } catch {
             throw .unavailable(
-                "\(path) is in use by another sheetd process\(error.holderPID.map { " (pid \($0))" } ?? "") holding \(error.path): "
+                "\(path) is in use by another sheetd process\(error.holderPID.map { " (pid \($0))" } ?? ""): "
                     + "a SQLite database serves one process (run replicas on PostgreSQL)")
         }
-    }
-
-    /// `path` with its directory resolved (the file itself may not exist yet).
-    private static func canonicalPath(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return (DatabaseFiles.realPath(".") ?? ".") + "/" + path }
-        let directory = slash == path.startIndex ? "/" : String(path[..<slash])
-        return (DatabaseFiles.realPath(directory) ?? directory) + "/" + path[path.index(after: slash)...]
     }
 }

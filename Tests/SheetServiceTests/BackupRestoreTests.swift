@@ -63,6 +63,84 @@ import Testing
         #expect(state.status == 200 && state.body.contains("\"count\":7"), "\(state.body)")
     }
 
+    /// The guard is the database file itself: with no lock file anywhere beside it (the probe deleted
+    /// the old `<db>.sheetd-lock`), a restore and a second `serve` are still refused while a server
+    /// runs, and every write the server acknowledged survives its restart.
+    @Test func theLiveServersLockCannotBeDeletedOrReplaced() throws {
+        let dir = try TemporaryDirectory(prefix: "sheetd-restore-guard")
+        defer { dir.remove() }
+        let database = dir.file("db.sqlite")
+        let copy = dir.file("backup.sqlite")
+        var acknowledged: [String] = []
+        do {
+            let sheetd = try LaunchedSheetd(["--access-log", "false"], database: database)
+            for i in 0..<50 where try Self.http(sheetd.port, "PUT", "/v1/users/u\(i)/containers/box/count", #"{"count":1}"#).status == 200 {
+                acknowledged.append("u\(i)")
+            }
+            #expect(try ProcessTests.run(["backup", "--db", database, "--to", copy]).status == 0)
+            DatabaseFiles.remove(database + ".sheetd-lock")
+            let beside = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("db.sqlite.") }
+            #expect(beside.isEmpty, "files beside the database: \(beside)")
+
+            let restore = try ProcessTests.run(["restore", "--db", database, "--from", copy])
+            #expect(restore.status == 1, "a restore ran under a live server: \(restore.stdout)")
+            #expect(restore.stderr.contains("in use by another sheetd process (pid "), "\(restore.stderr)")
+            let second = try ProcessTests.run(
+                ["serve", "--db", database, "--port", "0", "--access-log", "false"],
+                environment: ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"], deadline: 15)
+            #expect(second.status != 0, "a second server started on the same database")
+            #expect(second.stderr.contains("in use by another sheetd process"), "\(second.stderr)")
+            for i in 50..<100 where try Self.http(sheetd.port, "PUT", "/v1/users/u\(i)/containers/box/count", #"{"count":1}"#).status == 200 {
+                acknowledged.append("u\(i)")
+            }
+            sheetd.stop()
+        }
+        #expect(acknowledged.count == 100)
+        let again = try LaunchedSheetd(["--access-log", "false"], database: database)
+        let lost = try acknowledged.filter { try !Self.http(again.port, "GET", "/v1/users/\($0)/state").body.contains("\"count\":1") }
+        #expect(lost.isEmpty, "\(lost.count) of \(acknowledged.count) acknowledged users lost, e.g. \(lost.prefix(3))")
+        again.stop()
+    }
+
+    /// A backup is never written over the database's own files, and each bad target gets its own
+    /// message (not SQLite's "database disk image is malformed"); the live server's later backups
+    /// still work.
+    @Test func backupRefusesTheDatabasesOwnFilesAndBadTargets() throws {
+        let dir = try TemporaryDirectory(prefix: "sheetd-backup-targets")
+        defer { dir.remove() }
+        let database = dir.file("db.sqlite")
+        let sheetd = try LaunchedSheetd(["--access-log", "false"], database: database)
+        #expect(try Self.http(sheetd.port, "PUT", "/v1/users/kept/containers/box/count", #"{"count":7}"#).status == 200)
+        try FileManager.default.createDirectory(atPath: dir.file("folder"), withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: dir.file("dangling"), withDestinationPath: dir.file("nowhere/x.sqlite"))
+        try FileManager.default.createSymbolicLink(atPath: dir.file("wal-link"), withDestinationPath: database + "-wal")
+        let cases: [(target: String, says: String)] = [
+            (database, "the database itself"),
+            (database + "-wal", "write-ahead log"),
+            (database + "-shm", "shared-memory index"),
+            (database + "-journal", "rollback journal"),
+            (database + ".sheetd-lock", "lock file of earlier sheetd versions"),
+            (dir.path + "/./db.sqlite-wal", "write-ahead log"),
+            (dir.file("wal-link"), "write-ahead log"),
+            (dir.file("folder"), "is a directory"),
+            (dir.file("dangling"), "symbolic link to a file that does not exist"),
+            ("/dev/full", "character device"),
+            (dir.file("missing/backup.sqlite"), "does not exist"),
+        ]
+        for (target, says) in cases {
+            let run = try ProcessTests.run(["backup", "--db", database, "--to", target])
+            #expect(run.status == 1, "\(target): \(run.stdout)")
+            #expect(run.stderr.contains(says), "\(target): \(run.stderr)")
+            #expect(!run.stderr.contains("malformed"), "\(target): \(run.stderr)")
+        }
+        // The live database is untouched: it still serves, and a backup to a sound target works.
+        #expect(try Self.http(sheetd.port, "PUT", "/v1/users/kept/containers/box/count", #"{"count":8}"#).status == 200)
+        let good = try ProcessTests.run(["backup", "--db", database, "--to", dir.file("good.sqlite")])
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(try Self.http(sheetd.port, "GET", "/v1/users/kept/state").body.contains("\"count\":8"))
+        sheetd.stop()
+    }
+
     /// A file that is not a sound sheetd database is refused before anything is replaced.
     @Test func restoreRefusesAFileThatIsNotASheetdDatabase() throws {
         let dir = try TemporaryDirectory(prefix: "sheetd-restore-bad")

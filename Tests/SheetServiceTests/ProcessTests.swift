@@ -16,7 +16,9 @@ import Testing
 
     struct Run { var status: Int32; var stdout: String; var stderr: String }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+    /// Runs `sheetd` to its end; one still running after `deadline` seconds is killed (SIGKILL), so a
+    /// command that should have refused to start cannot hang the suite.
+    static func run(_ arguments: [String], environment: [String: String] = [:], deadline: Double = 120) throws -> Run {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -25,7 +27,11 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: watchdog)
         process.waitUntilExit()
+        watchdog.cancel()
         return Run(
             status: process.terminationStatus,
             stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),

@@ -384,26 +384,26 @@ func withStore<T>(_ body: (SQLiteSheetStore, TemporaryDirectory) throws -> T) th
         }
     }
 
-    /// A SQLite file serves one process: while another holds its lock file, opening (or migrating) it
-    /// is refused with a message that says so; stores of one process share it; a released lock frees it.
+    /// A SQLite file serves one process: while another holds the lock on the database file itself,
+    /// opening (or migrating) it is refused with a message that names the holder; stores of one process
+    /// share it; a released lock frees it. No file beside the database plays a part.
     @Test func anotherProcessHoldingTheFileIsRefused() throws {
         let dir = try TemporaryDirectory(prefix: "sheetstore-lock")
         defer { dir.remove() }
         let path = dir.file("sheetd.sqlite")
         // Another process's lock, as far as this process can tell: its own open file description.
-        let other = open(SnapshotCoordination.lockPath(of: path), O_RDWR | O_CREAT, 0o644)
+        let other = open(path, O_RDWR | O_CREAT, 0o644)
         #expect(other >= 0)
         #expect(flock(other, LOCK_EX | LOCK_NB) == 0)
-        _ = "4242\n".withCString { pwrite(other, $0, 5, 0) }
         for attempt in [{ _ = try SQLiteSheetStore.open(path: path) }, { _ = try SQLiteSheetStore.migrate(path: path) }] {
             do {
                 try attempt()
                 Issue.record("opened a database another process holds")
             } catch let error as StoreError {
-                #expect("\(error)".contains("in use by another sheetd process (pid 4242)"), "\(error)")
+                #expect("\(error)".contains("in use by another sheetd process (pid \(getpid()))"), "\(error)")
             }
         }
-        #expect(!FileManager.default.fileExists(atPath: path), "refused before the database was created")
+        #expect(DatabaseFiles.size(of: path) == 0, "refused before anything was written to the database")
         close(other)
 
         let first = try SQLiteSheetStore.open(path: path)
