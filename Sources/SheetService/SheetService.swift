@@ -38,6 +38,8 @@ public final class SheetService: Sendable {
     /// Exposures submitted off the decision's path, and the experiment counters of /metrics.
     let experimentRecorder = ExperimentRecorder()
     let draining = Draining()
+    /// The most conversions one user counts per experiment.
+    let conversionCapPerUser: Int
 
     /// Builds the service and loads the catalog from the store.
     /// `decisionCacheUsers`: about how many users' decision answers are kept in memory (0: none).
@@ -49,6 +51,7 @@ public final class SheetService: Sendable {
         stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
         eventsPerUserPerMinute: Int = ServiceDefaults.eventsPerUserPerMinute,
         catalogRevisionsKept: Int = CatalogRevision.defaultKept,
+        conversionCapPerUser: Int = SheetPolicy.defaultConversionCapPerUser,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
         self.store = store
@@ -56,6 +59,7 @@ public final class SheetService: Sendable {
         self.metrics = metrics
         self.openAPIDocument = openAPIDocument
         self.catalogLimits = catalogLimits
+        self.conversionCapPerUser = conversionCapPerUser
         self.streams = DecisionStreams(maxStreams: maxStreams, heartbeatSeconds: streamHeartbeatSeconds)
         // The decision source, once: by what the store can do (no cast).
         let replication = store.replicaCoordination
@@ -123,7 +127,8 @@ public final class SheetService: Sendable {
                 authorization: authorization, recorder: recorder, catalog: catalogKeeper, store: store, databaseErrors: databaseErrors),
             UsersController(
                 authorization: authorization, store: store, databaseErrors: databaseErrors, freshness: engine.decisions.freshness, feed: feed),
-            ExperimentsController(authorization: authorization, recorder: recorder, catalog: catalogKeeper),
+            ExperimentsController(
+                authorization: authorization, recorder: recorder, catalog: catalogKeeper, conversionCapPerUser: conversionCapPerUser),
         ]
     }
 

@@ -73,6 +73,12 @@ public enum UserStateCodec {
             field(experimentId, &out)
             field(arm, &out)
         }
+        // The conversions each experiment counted for the user (the per-user cap), a tag of its own.
+        for (experimentId, count) in experiments.conversions.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            out.append(UInt8(ascii: "v"))
+            field(experimentId, &out)
+            field(count, &out)
+        }
         return out
     }
 
@@ -123,6 +129,9 @@ public enum UserStateCodec {
             case UInt8(ascii: "p"):
                 let experimentId = try reader.string()
                 state.experiments.pins[experimentId] = try reader.string()
+            case UInt8(ascii: "v"):
+                let experimentId = try reader.string()
+                state.experiments.conversions[experimentId] = try reader.integer()
             default:
                 throw reader.malformed("unknown record")
             }

@@ -14,8 +14,8 @@ public enum EventOutcome: Sendable, Equatable {
     case contentHeight(sheetId: String, platform: Platform, height: Double)
     /// `POST .../impressions`: the user's total for the sheet.
     case impression(sheetId: String, impressions: Int)
-    /// `POST .../conversions`: whether it counted, and for which arm.
-    case conversion(sheetId: String, experimentId: String?, goal: String?, counted: Bool, arm: String?)
+    /// `POST .../conversions`: whether it counted, for which arm, and whether the per-user cap stopped it.
+    case conversion(sheetId: String, experimentId: String?, goal: String?, counted: Bool, arm: String?, capped: Bool)
     /// `PUT`/`DELETE /v1/experiments/{experimentId}/pins/{userId}`.
     case pin(experimentId: String, userId: String, arm: String?)
     /// `PUT`/`GET .../attributes`: the user's segments.
@@ -44,12 +44,13 @@ public enum EventOutcome: Sendable, Equatable {
             case .impression(let sheetId, let impressions):
                 o.member("sheetId", sheetId)
                 o.member("impressions", impressions)
-            case .conversion(let sheetId, let experimentId, let goal, let counted, let arm):
+            case .conversion(let sheetId, let experimentId, let goal, let counted, let arm, let capped):
                 o.member("sheetId", sheetId)
                 o.member("experimentId", experimentId)
                 o.member("goal", goal)
                 o.member("counted", counted)
                 o.member("arm", arm)
+                o.member("capped", capped)
             case .pin(let experimentId, let userId, let arm):
                 o.member("experimentId", experimentId)
                 o.member("userId", userId)

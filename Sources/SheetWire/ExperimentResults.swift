@@ -46,13 +46,17 @@ public struct ExperimentResults: Sendable, Equatable {
     public var chiSquare: Double
     public var sampleRatioPValue: Double
     public var unattributed: Int
+    /// The most conversions one user counts per experiment (`conversions` and `unattributed` stop
+    /// there; rates are over `convertedUsers`, which the cap does not change).
+    public var conversionCapPerUser: Int
 
     public init(
         experimentId: String, status: ExperimentStatus, winner: String?, arms: [Arm], comparisons: [Comparison], chiSquare: Double,
-        sampleRatioPValue: Double, unattributed: Int
+        sampleRatioPValue: Double, unattributed: Int, conversionCapPerUser: Int
     ) {
         self.experimentId = experimentId; self.status = status; self.winner = winner; self.arms = arms; self.comparisons = comparisons
         self.chiSquare = chiSquare; self.sampleRatioPValue = sampleRatioPValue; self.unattributed = unattributed
+        self.conversionCapPerUser = conversionCapPerUser
     }
 
     /// The body; `sampleRatio.mismatch` when its p-value is under 0.001.
@@ -93,6 +97,7 @@ public struct ExperimentResults: Sendable, Equatable {
                 s.member("mismatch", sampleRatioPValue < 0.001)
             }
             o.member("unattributed", unattributed)
+            o.member("conversionCapPerUser", conversionCapPerUser)
         }
         return w.bytes
     }

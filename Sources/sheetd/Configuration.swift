@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MicroHTTP
+import SheetPolicy
 import SheetService
 import SheetStore
 import SheetWire
@@ -27,6 +28,8 @@ struct Configuration: Sendable {
     var adminTokens: [AdminToken] = []
     /// Catalog revisions kept (`SHEETD_CATALOG_REVISIONS`).
     var catalogRevisions = CatalogRevision.defaultKept
+    /// The most conversions one user counts per experiment (`SHEETD_EXPERIMENT_CONVERSION_CAP`).
+    var conversionCapPerUser = SheetPolicy.defaultConversionCapPerUser
     var environment: Environment = .development
     var drainTimeoutSeconds = 10
     var tokenClockSkewSeconds = 60
@@ -95,6 +98,9 @@ struct Configuration: Sendable {
         Option("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file", default: ""),
         Option("--admin-tokens-file", "SHEETD_ADMIN_TOKENS_FILE", "file of named admin tokens, one 'name token' a line", default: "none"),
         Option("--catalog-revisions", "SHEETD_CATALOG_REVISIONS", "catalog revisions kept, the oldest dropped beyond", default: "1000"),
+        Option(
+            "--experiment-conversion-cap", "SHEETD_EXPERIMENT_CONVERSION_CAP",
+            "conversions one user counts per experiment (for an arm or unattributed)", default: "10"),
         Option(
             "--rollup-retention-days", "SHEETD_ROLLUP_RETENTION_DAYS", "days of hour rollups the stats' since can reach; older fold into totals",
             default: "400"),
@@ -214,6 +220,9 @@ struct Configuration: Sendable {
         if let v = values["--admin-tokens-file"], !v.isEmpty { c.adminTokens = try adminTokens(fromFile: v) }
         if let v = values["--catalog-revisions"] {
             c.catalogRevisions = try integer(v, "--catalog-revisions/SHEETD_CATALOG_REVISIONS", 1...1_000_000)
+        }
+        if let v = values["--experiment-conversion-cap"] {
+            c.conversionCapPerUser = try integer(v, "--experiment-conversion-cap/SHEETD_EXPERIMENT_CONVERSION_CAP", 1...1_000_000)
         }
         if let v = values["--rollup-retention-days"] {
             c.retention.rollupSeconds = Int64(try integer(v, "--rollup-retention-days/SHEETD_ROLLUP_RETENTION_DAYS", 1...36_500)) * 86_400

@@ -68,7 +68,8 @@ enum ServiceRunner {
                 decisionCacheUsers: configuration.decisionCacheUsers, maxStreams: configuration.maxStreams,
                 streamHeartbeatSeconds: configuration.streamHeartbeatSeconds,
                 stateLimits: configuration.stateLimits, catalogLimits: configuration.catalogLimits,
-                eventsPerUserPerMinute: configuration.eventsPerUserPerMinute, catalogRevisionsKept: configuration.catalogRevisions)
+                eventsPerUserPerMinute: configuration.eventsPerUserPerMinute, catalogRevisionsKept: configuration.catalogRevisions,
+                conversionCapPerUser: configuration.conversionCapPerUser)
             for list in catalogDefinitions {
                 if let violation = service.catalogLimitViolation(list.definitions) {
                     printError("sheetd: catalog \(list.path): \(violation)")

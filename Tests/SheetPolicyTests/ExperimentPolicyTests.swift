@@ -70,7 +70,9 @@ import Testing
         #expect(sheet.variant == .large)
         #expect(sheet.experiment == PresentedExperiment(id: "offers-copy", arm: "b", payloadJSON: Array(#"{"copy":"B"}"#.utf8)))
         #expect(d.exposures == [ExperimentExposure(experimentId: "offers-copy", sheetId: "offers", arm: "b")])
-        #expect(d.trace.contains { $0.hasPrefix("experiment: 'offers' in 'offers-copy': arm 'b', bucket 7000 of 10000") })
+        #expect(d.trace.contains { $0.hasPrefix("experiment: 'offers' in 'offers-copy': arm 'b', assigned by bucket") })
+        // The user's own bucket is not in the decision: two users of one arm in one state decide alike.
+        #expect(Self.decide(Self.catalog(Self.experiment()), Self.state(), bucket: 9999).trace == d.trace)
         // Arm a: no overrides, its payload.
         let a = Self.decide(Self.catalog(Self.experiment()), Self.state(), bucket: 2000)
         #expect(a.sheet?.variant != .large)
@@ -199,10 +201,40 @@ import Testing
         #expect(!e.isWithinWindow(Timestamp(millisecondsSince1970: 999_999), exposedAt: exposed))
         var state = UserState()
         state.experiments.exposures[e.id] = ExperimentState.Exposure(arm: "a", at: exposed)
-        #expect(SheetPolicy.attributeConversion(in: e, state: state, at: Timestamp(millisecondsSince1970: end - 1)) == (true, "a"))
-        #expect(SheetPolicy.attributeConversion(in: e, state: state, at: Timestamp(millisecondsSince1970: end)) == (true, nil))
-        #expect(SheetPolicy.attributeConversion(in: e, state: UserState(), at: exposed) == (true, nil))
+        func attribute(_ state: UserState, at: Timestamp) -> (Bool, String?) {
+            var copy = state
+            let a = SheetPolicy.recordConversion(in: e, state: &copy, at: at, capPerUser: 10)
+            return (a.counted, a.arm)
+        }
+        #expect(attribute(state, at: Timestamp(millisecondsSince1970: end - 1)) == (true, "a"))
+        #expect(attribute(state, at: Timestamp(millisecondsSince1970: end)) == (true, nil))
+        #expect(attribute(UserState(), at: exposed) == (true, nil))
         state.experiments.pins[e.id] = "b"
-        #expect(SheetPolicy.attributeConversion(in: e, state: state, at: exposed) == (false, nil))
+        #expect(attribute(state, at: exposed) == (false, nil))
+    }
+
+    /// One user counts at most `capPerUser` conversions per experiment, attributed or not; past the
+    /// cap nothing counts and the answer says why. An exposure to an arm the experiment no longer has
+    /// counts as unattributed, never for that arm.
+    @Test func conversionsAreCappedPerUserAndOnlyForArmsTheExperimentHas() {
+        let e = Self.experiment()
+        let exposed = Timestamp(millisecondsSince1970: 1_000_000)
+        var state = UserState()
+        state.experiments.exposures[e.id] = ExperimentState.Exposure(arm: "a", at: exposed)
+        var outcomes: [SheetPolicy.ConversionAttribution] = []
+        for _ in 0..<5 { outcomes.append(SheetPolicy.recordConversion(in: e, state: &state, at: exposed, capPerUser: 3)) }
+        #expect(outcomes.map(\.counted) == [true, true, true, false, false])
+        #expect(outcomes.map(\.capped) == [false, false, false, true, true])
+        #expect(outcomes.prefix(3).allSatisfy { $0.arm == "a" })
+        #expect(state.experiments.conversions[e.id] == 3)
+
+        var unexposed = UserState()
+        let counted = (0..<20).filter { _ in SheetPolicy.recordConversion(in: e, state: &unexposed, at: exposed, capPerUser: 3).counted }
+        #expect(counted.count == 3, "an unexposed user inflates unattributed")
+
+        var gone = UserState()
+        gone.experiments.exposures[e.id] = ExperimentState.Exposure(arm: "yy", at: exposed)
+        let attribution = SheetPolicy.recordConversion(in: e, state: &gone, at: exposed, capPerUser: 3)
+        #expect(attribution.counted && attribution.arm == nil, "counted for an arm the experiment does not have")
     }
 }

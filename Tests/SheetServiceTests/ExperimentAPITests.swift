@@ -83,7 +83,7 @@ final class MillisecondClock: Sendable {
         #expect((experiment?["payload"] as? [String: Any])?["copy"] as? String == "B")
         #expect(sheet?["variant"] as? String == "large")
         #expect(((r.json["stack"] as? [[String: Any]])?.first?["experiment"] as? [String: Any])?["arm"] as? String == "b")
-        #expect((r.json["trace"] as? [String])?.contains { $0.contains("arm 'b', bucket") } == true)
+        #expect((r.json["trace"] as? [String])?.contains { $0.contains("arm 'b', assigned by bucket") } == true)
 
         r = try live.get("/v1/users/\(held)/decision?\(Fixtures.homeAccountsIOS)")
         #expect(r.json["present"] as? Bool == false)
@@ -160,6 +160,50 @@ final class MillisecondClock: Sendable {
         // Admin only; unknown experiments are 404.
         #expect(try live.get("/v1/experiments/offers-copy-2026-12/results", token: token).status == 403)
         #expect(try live.get("/v1/experiments/nope/results").status == 404)
+    }
+
+    /// One user cannot inflate the results: an exposed user's conversions stop counting for the arm
+    /// at the per-user cap, an unexposed user's stop counting as unattributed, the answers say
+    /// `capped`, and the results state the cap (the probe raised an arm from 172 to 773).
+    @Test(arguments: LiveService.backends) func conversionsAreCappedPerUser(_ postgres: Bool) throws {
+        let live = try LiveService(postgres: postgres)
+        #expect(try live.put("/v1/sheets/offers", Self.offers()).status == 201)
+        let inB = Self.user("b", in: 6000..<10_000)
+        #expect(try live.put("/v1/users/\(inB)/containers/offers-home/count", #"{"count":2}"#).status == 200)
+        #expect(try live.get("/v1/users/\(inB)/decision?\(Fixtures.homeAccountsIOS)").status == 200)
+        _ = try Self.results(live) { Self.arm($0, "b")["exposedUsers"] as? Int == 1 }
+        var answers: [[String: Any]] = []
+        for user in [inB, "stranger"] {
+            for i in 0..<30 {
+                answers.append(try live.post("/v1/users/\(user)/conversions", #"{"sheetId":"offers","eventId":"c-\#(i)"}"#).json)
+            }
+        }
+        #expect(answers.filter { $0["counted"] as? Bool == true }.count == 20)
+        #expect(answers.filter { $0["capped"] as? Bool == true }.count == 40)
+        #expect(answers[9]["arm"] as? String == "b" && answers[10]["capped"] as? Bool == true && answers[10]["counted"] as? Bool == false)
+        let r = try live.get("/v1/experiments/offers-copy-2026-12/results")
+        #expect(Self.arm(r, "b")["conversions"] as? Int == 10)
+        #expect(Self.arm(r, "b")["convertedUsers"] as? Int == 1)
+        #expect(r.json["unattributed"] as? Int == 10)
+        #expect(r.json["conversionCapPerUser"] as? Int == 10)
+    }
+
+    /// Two users in the same state and the same arm get byte-identical decision bodies and ETags
+    /// (one interned answer), so an experiment does not make every body unique.
+    @Test func usersOfOneArmShareTheirDecisionBytes() throws {
+        let live = try LiveService()
+        #expect(try live.put("/v1/sheets/offers", Self.offers()).status == 201)
+        let first = Self.user("b", in: 6000..<7000), second = Self.user("b", in: 9000..<10_000)
+        var bodies: [String] = [], tags: [String?] = []
+        for user in [first, second] {
+            #expect(try live.put("/v1/users/\(user)/containers/offers-home/count", #"{"count":2}"#).status == 200)
+            let r = try live.get("/v1/users/\(user)/decision?\(Fixtures.homeAccountsIOS)")
+            #expect(((r.json["sheet"] as? [String: Any])?["experiment"] as? [String: Any])?["arm"] as? String == "b")
+            bodies.append(r.text)
+            tags.append(r.header("ETag"))
+        }
+        #expect(bodies[0] == bodies[1])
+        #expect(tags[0] != nil && tags[0] == tags[1])
     }
 
     /// Invalid experiments are 400 with invalid-params naming the member.

@@ -118,7 +118,7 @@ import Testing
                 "control": ExperimentArmCounts(exposedUsers: 1000, impressions: 0, convertedUsers: 100, conversions: 120),
                 "a": ExperimentArmCounts(exposedUsers: 1000, impressions: 1500, convertedUsers: 130, conversions: 140),
             ], unattributed: 7)
-        let body = ExperimentStatistics.results(ExperimentAssignmentTests.experiment, counts).jsonBytes()
+        let body = ExperimentStatistics.results(ExperimentAssignmentTests.experiment, counts, conversionCapPerUser: 10).jsonBytes()
         let json = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
         #expect(json["experimentId"] as? String == "offers-copy-2026-12")
         #expect(json["unattributed"] as? Int == 7)

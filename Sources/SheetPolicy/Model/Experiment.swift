@@ -156,8 +156,13 @@ public struct ExperimentState: Sendable, Equatable {
     public var exposures: [String: Exposure]
     /// Experiment id → the arm a QA pin puts the user in.
     public var pins: [String: String]
-    public init(exposures: [String: Exposure] = [:], pins: [String: String] = [:]) { self.exposures = exposures; self.pins = pins }
-    public var isEmpty: Bool { exposures.isEmpty && pins.isEmpty }
+    /// Experiment id → the conversions of this user counted so far (for an arm or unattributed), so
+    /// that one user cannot count more than the per-user cap (`SheetPolicy.recordConversion`).
+    public var conversions: [String: Int]
+    public init(exposures: [String: Exposure] = [:], pins: [String: String] = [:], conversions: [String: Int] = [:]) {
+        self.exposures = exposures; self.pins = pins; self.conversions = conversions
+    }
+    public var isEmpty: Bool { exposures.isEmpty && pins.isEmpty && conversions.isEmpty }
 }
 
 extension Experiment {

@@ -31,8 +31,10 @@ struct ExperimentArms {
         let why: String
         switch assignment.source {
         case .bucket:
+            // Not the user's bucket itself: users in the same state and arm must get the same bytes
+            // (one interned answer). The bucket follows from the documented formula.
             let bounds = experiment.upperBuckets.map(String.init).joined(separator: ", ")
-            why = "bucket \(assignment.bucket ?? 0) of 10000 (the arms end below \(bounds))"
+            why = "assigned by bucket, SHA-256 of '\(experiment.id):<userId>' mod 10000 (the arms end below \(bounds))"
         case .pinned: why = "pinned for QA (not exposed, not counted)"
         case .winner: why = "the winner of the stopped experiment, for every user"
         }
@@ -93,16 +95,37 @@ extension SheetPolicy {
         return out
     }
 
-    /// Folds a conversion into the user's experiment facts: the arm it counts for, or nil when it is
-    /// unattributed (no exposure, or outside the window). Pinned users' conversions count nowhere
-    /// (`counted` false).
-    public static func attributeConversion(
-        in experiment: Experiment, state: UserState, at: Timestamp
-    ) -> (counted: Bool, arm: String?) {
-        if state.experiments.pins[experiment.id] != nil { return (false, nil) }
-        guard let exposure = state.experiments.exposures[experiment.id], experiment.isWithinWindow(at, exposedAt: exposure.at) else {
-            return (true, nil)
+    /// Conversions one user may count per experiment by default (`SHEETD_EXPERIMENT_CONVERSION_CAP`).
+    public static let defaultConversionCapPerUser = 10
+
+    /// What a conversion counted for.
+    public struct ConversionAttribution: Sendable, Equatable {
+        /// Counted in the results (for `arm`, or unattributed when `arm` is nil).
+        public var counted: Bool
+        public var arm: String?
+        /// Not counted because the user reached the per-user cap.
+        public var capped: Bool
+        /// Nothing counted (no experiment on the sheet).
+        public static let none = ConversionAttribution(counted: false, arm: nil, capped: false)
+    }
+
+    /// Folds a conversion into the user's experiment facts: counted for the arm the user was exposed
+    /// to, within the window and only when the experiment still has that arm; else unattributed (no
+    /// exposure, outside the window, an arm the experiment no longer has). Pinned users' conversions
+    /// count nowhere; nor do a user's conversions beyond `capPerUser` for the experiment (so one user
+    /// cannot inflate an arm or the unattributed count). Counted conversions are noted in `state`.
+    public static func recordConversion(
+        in experiment: Experiment, state: inout UserState, at: Timestamp, capPerUser: Int
+    ) -> ConversionAttribution {
+        if state.experiments.pins[experiment.id] != nil { return .none }
+        let counted = state.experiments.conversions[experiment.id] ?? 0
+        guard counted < capPerUser else { return ConversionAttribution(counted: false, arm: nil, capped: true) }
+        state.experiments.conversions[experiment.id] = counted + 1
+        guard let exposure = state.experiments.exposures[experiment.id], experiment.isWithinWindow(at, exposedAt: exposure.at),
+            experiment.arm(exposure.arm) != nil
+        else {
+            return ConversionAttribution(counted: true, arm: nil, capped: false)
         }
-        return (true, exposure.arm)
+        return ConversionAttribution(counted: true, arm: exposure.arm, capped: false)
     }
 }

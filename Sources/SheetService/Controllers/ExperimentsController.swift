@@ -9,6 +9,8 @@ struct ExperimentsController: RouteController {
     let authorization: RequestAuthorization
     let recorder: EventRecorder
     let catalog: CatalogKeeper
+    /// The most conversions one user counts per experiment (`SHEETD_EXPERIMENT_CONVERSION_CAP`).
+    let conversionCapPerUser: Int
 
     func register(on router: Router) {
         router.add(.POST, "/v1/users/{userId}/conversions") { [self] in try reportConversion($0) }
@@ -18,25 +20,27 @@ struct ExperimentsController: RouteController {
     }
 
     /// `POST /v1/users/{userId}/conversions`: counted for the user's arm within the experiment's
-    /// window after their exposure, else unattributed; pinned users count nowhere.
+    /// window after their exposure, else unattributed; pinned users count nowhere, nor a user's
+    /// conversions beyond the per-user cap (`capped`).
     func reportConversion(_ request: HTTPRequest) throws -> HTTPResponse {
         let userId = try authorization.authorizeUser(request)
         let conversion = try request.decodeBody(ConversionReport.init)
         let sheetId = conversion.sheetId, goal = conversion.goal
-        let events = catalog.eventCatalog(), clock = recorder.clock
+        let events = catalog.eventCatalog(), clock = recorder.clock, cap = conversionCapPerUser
         return recorder.record(userId: userId, eventId: conversion.eventId, kind: .conversion) { state, activity in
             guard let sheet = events.current[sheetId] else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             let now = clock()
-            var attribution: (counted: Bool, arm: String?) = (false, nil)
+            var attribution = SheetPolicy.ConversionAttribution.none
             if let experiment = sheet.experiment {
-                attribution = SheetPolicy.attributeConversion(in: experiment, state: state, at: now)
+                attribution = SheetPolicy.recordConversion(in: experiment, state: &state, at: now, capPerUser: cap)
                 if attribution.counted {
                     activity.append(
                         SheetActivity(sheetId: sheetId, kind: .conversion, at: now, experimentId: experiment.id, arm: attribution.arm))
                 }
             }
             return EventOutcome.conversion(
-                sheetId: sheetId, experimentId: sheet.experiment?.id, goal: goal, counted: attribution.counted, arm: attribution.arm
+                sheetId: sheetId, experimentId: sheet.experiment?.id, goal: goal, counted: attribution.counted, arm: attribution.arm,
+                capped: attribution.capped
             ).jsonBytes()
         }
     }
@@ -51,7 +55,7 @@ struct ExperimentsController: RouteController {
         }
         let store = catalog.store
         let counts = try catalog.databaseErrors.guarding { () throws(StoreError) in try store.experimentCounts(experimentId: experimentId) }
-        return .json(200, ExperimentStatistics.results(experiment, counts).jsonBytes())
+        return .json(200, ExperimentStatistics.results(experiment, counts, conversionCapPerUser: conversionCapPerUser).jsonBytes())
     }
 
     /// `PUT /v1/experiments/{experimentId}/pins/{userId}` (admin): puts a QA user in an arm.

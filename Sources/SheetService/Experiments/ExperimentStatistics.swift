@@ -122,7 +122,7 @@ enum ExperimentStatistics {
 extension ExperimentStatistics {
     /// An experiment's results from its exact counts: each arm's rate, each arm against the baseline
     /// (the holdout arm, else the first), and the sample ratio check against the arms' weights.
-    static func results(_ experiment: Experiment, _ counts: ExperimentCounts) -> ExperimentResults {
+    static func results(_ experiment: Experiment, _ counts: ExperimentCounts, conversionCapPerUser: Int) -> ExperimentResults {
         let arms = experiment.arms.map { ($0, counts.arms[$0.id] ?? ExperimentArmCounts()) }
         let baseline = arms.first(where: { $0.0.holdout }) ?? arms[0]
         let ratio = sampleRatio(observed: arms.map { $0.1.exposedUsers }, weights: arms.map { $0.0.weight })
@@ -141,6 +141,7 @@ extension ExperimentStatistics {
                     arm: arm.id, baseline: baseline.0.id, difference: comparison.difference, ci95: comparison.ci95.map { [$0.low, $0.high] },
                     pValue: comparison.pValue)
             },
-            chiSquare: ratio.chiSquare, sampleRatioPValue: ratio.pValue, unattributed: counts.unattributed)
+            chiSquare: ratio.chiSquare, sampleRatioPValue: ratio.pValue, unattributed: counts.unattributed,
+            conversionCapPerUser: conversionCapPerUser)
     }
 }

@@ -135,14 +135,18 @@ public struct ConversionOutcome: Codable, Sendable, Equatable, Hashable {
     public var counted: Bool
     /// The arm it counted for; nil when unattributed.
     public var arm: String?
+    /// True when the user reached the experiment's per-user cap of conversions, so this one did not
+    /// count (nil from servers older than the cap).
+    public var capped: Bool?
 
     /// A value with every member.
-    public init(sheetId: String, experimentId: String? = nil, goal: String? = nil, counted: Bool, arm: String? = nil) {
+    public init(sheetId: String, experimentId: String? = nil, goal: String? = nil, counted: Bool, arm: String? = nil, capped: Bool? = nil) {
         self.sheetId = sheetId
         self.experimentId = experimentId
         self.goal = goal
         self.counted = counted
         self.arm = arm
+        self.capped = capped
     }
 }
 
@@ -184,6 +188,8 @@ public struct ExperimentResults: Codable, Sendable, Equatable, Hashable {
     public var sampleRatio: SampleRatio
     /// Conversions outside any exposure's window.
     public var unattributed: Int
+    /// The most conversions one user counts per experiment (nil from servers older than the cap).
+    public var conversionCapPerUser: Int?
 }
 
 /// The body of `pinExperimentArm` (openapi.yaml `PinInput`).
