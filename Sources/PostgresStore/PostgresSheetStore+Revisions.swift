@@ -25,13 +25,14 @@ extension PostgresSheetStore {
         try read { db in try Self.loadRevision(number, db) }
     }
 
-    public func restoreCatalogRevision(_ number: Int64, author: RevisionAuthor, keep: Int) throws(StoreError) -> CatalogRevision? {
+    public func restoreCatalogRevision(_ number: Int64, record: CatalogWriteRecord) throws(StoreError) -> CatalogRevision? {
         try read { db in
             try Self.transaction(db) { () throws -> CatalogRevision? in
                 // FOR UPDATE: retention in a concurrent transaction cannot drop it meanwhile.
                 guard try !db.query("SELECT 1 FROM catalog_revisions WHERE revision = $1 FOR UPDATE", [.int(number)]).isEmpty else {
                     return nil
                 }
+                try ExperimentIdentitySQL.enforce(record.experiments, PostgresSession(db))
                 try db.query("DELETE FROM sheets")
                 try db.query(
                     "INSERT INTO sheets (id, definition) SELECT id, definition FROM catalog_revision_sheets WHERE revision = $1",
@@ -45,12 +46,12 @@ extension PostgresSheetStore {
                         min_interval_seconds = excluded.min_interval_seconds
                     """, [.int(number)])
                 try notifier.catalogChanged(db)
-                return try Self.appendRevision(author: author, restoredFrom: number, keep: keep, db)
+                return try Self.appendRevision(author: record.author, restoredFrom: number, keep: record.keep, db)
             }
         }
     }
 
-    private static func appendRevision(author: RevisionAuthor, restoredFrom: Int64?, keep: Int, _ db: PostgresConnection) throws -> CatalogRevision {
+    static func appendRevision(author: RevisionAuthor, restoredFrom: Int64?, keep: Int, _ db: PostgresConnection) throws -> CatalogRevision {
         let inserted = try db.query(
             """
             INSERT INTO catalog_revisions (actor, comment, restored_from, global_cap_max, global_cap_period_seconds, min_interval_seconds)

@@ -96,42 +96,56 @@ public final class PostgresSheetStore: SheetStore {
 
     // Every catalog write bumps the catalog version and notifies the replicas in its own transaction.
 
-    public func putSheet(_ sheet: StoredSheet) throws(StoreError) -> Bool {
-        try read { db in
-            try Self.transaction(db) {
-                let created = try Self.upsertSheet(sheet, db)
-                try notifier.catalogChanged(db)
-                return created
-            }
+    public func putSheet(_ sheet: StoredSheet, record: CatalogWriteRecord) throws(StoreError) -> Bool {
+        try catalogWrite(record) { db in try Self.upsertSheet(sheet, db) }
+    }
+
+    public func putSheets(_ sheets: [StoredSheet], record: CatalogWriteRecord) throws(StoreError) {
+        try catalogWrite(record) { db in
+            var changed = false
+            for sheet in sheets where try Self.upsertSheet(sheet, db).changed { changed = true }
+            return ((), changed)
         }
     }
 
-    public func putSheets(_ sheets: [StoredSheet]) throws(StoreError) {
-        try read { db in
-            try Self.transaction(db) {
-                for sheet in sheets { _ = try Self.upsertSheet(sheet, db) }
-                try notifier.catalogChanged(db)
-            }
-        }
-    }
-
-    /// `xmax = 0` tells an insert from an update.
-    private static func upsertSheet(_ sheet: StoredSheet, _ db: PostgresConnection) throws -> Bool {
+    /// Whether the row was created (`xmax = 0` tells an insert from an update), and whether it
+    /// changed at all (an identical definition is no change: the update's WHERE skips it).
+    private static func upsertSheet(_ sheet: StoredSheet, _ db: PostgresConnection) throws -> (created: Bool, changed: Bool) {
         let rows = try db.query(
             """
             INSERT INTO sheets (id, definition) VALUES ($1, $2)
             ON CONFLICT (id) DO UPDATE SET definition = excluded.definition, updated_at = now()
+            WHERE sheets.definition IS DISTINCT FROM excluded.definition
             RETURNING xmax = 0
             """, [.text(sheet.id), .text(sheet.json)])
-        return rows.first?.string(at: 0) == "t"
+        return (rows.first?.string(at: 0) == "t", !rows.isEmpty)
     }
 
-    public func deleteSheet(id: String) throws(StoreError) -> Bool {
+    public func deleteSheet(id: String, record: CatalogWriteRecord) throws(StoreError) -> Bool {
+        try catalogWrite(record) { db in
+            let existed = try db.query("DELETE FROM sheets WHERE id = $1", [.text(id)]).affectedRows > 0
+            return (existed, existed)
+        }
+    }
+
+    public func adoptExperimentIdentities(_ identities: [ExperimentIdentity]) throws(StoreError) {
+        guard !identities.isEmpty else { return }
+        try read { db in try Self.transaction(db) { try ExperimentIdentitySQL.adopt(identities, PostgresSession(db)) } }
+    }
+
+    /// One catalog write in one transaction: the experiments' identities checked and recorded, the
+    /// change, and, when it changed anything, the catalog version bumped (replicas notified) and its
+    /// revision appended.
+    func catalogWrite<T>(_ record: CatalogWriteRecord, _ change: (PostgresConnection) throws -> (T, changed: Bool)) throws(StoreError) -> T {
         try read { db in
             try Self.transaction(db) {
-                let existed = try db.query("DELETE FROM sheets WHERE id = $1", [.text(id)]).affectedRows > 0
-                if existed { try notifier.catalogChanged(db) }
-                return existed
+                try ExperimentIdentitySQL.enforce(record.experiments, PostgresSession(db))
+                let (result, changed) = try change(db)
+                if changed {
+                    try notifier.catalogChanged(db)
+                    _ = try Self.appendRevision(author: record.author, restoredFrom: nil, keep: record.keep, db)
+                }
+                return result
             }
         }
     }
@@ -195,13 +209,15 @@ public final class PostgresSheetStore: SheetStore {
     // MARK: - Settings and stats
 
     public func settings() throws(StoreError) -> CampaignSettings {
-        try read { db in
-            guard let row = try db.query("SELECT global_cap_max, global_cap_period_seconds, min_interval_seconds FROM settings WHERE id = 1").first
-            else { return .off }
-            return CampaignSettings(
-                globalCap: row.optionalInt(at: 0).flatMap { max in row.optionalInt(at: 1).map { FrequencyCap(max: max, periodSeconds: $0) } },
-                minIntervalSeconds: row.optionalInt(at: 2))
-        }
+        try read { db in try Self.storedSettings(db) }
+    }
+
+    private static func storedSettings(_ db: PostgresConnection) throws -> CampaignSettings {
+        guard let row = try db.query("SELECT global_cap_max, global_cap_period_seconds, min_interval_seconds FROM settings WHERE id = 1").first
+        else { return .off }
+        return CampaignSettings(
+            globalCap: row.optionalInt(at: 0).flatMap { max in row.optionalInt(at: 1).map { FrequencyCap(max: max, periodSeconds: $0) } },
+            minIntervalSeconds: row.optionalInt(at: 2))
     }
 
     public func experimentCounts(experimentId: String) throws(StoreError) -> ExperimentCounts {
@@ -218,26 +234,23 @@ public final class PostgresSheetStore: SheetStore {
 
     /// Like a catalog write: bumps the catalog version and notifies the replicas in its transaction
     /// (the settings travel with the catalog snapshot).
-    public func putSettings(_ settings: CampaignSettings) throws(StoreError) {
-        try read { db in
-            try Self.transaction(db) { try upsertSettings(settings, db) }
+    public func putSettings(_ settings: CampaignSettings, record: CatalogWriteRecord) throws(StoreError) {
+        try catalogWrite(record) { db in
+            guard try Self.storedSettings(db) != settings else { return ((), false) }
+            _ = try db.query(
+                """
+                INSERT INTO settings (id, global_cap_max, global_cap_period_seconds, min_interval_seconds) VALUES (1, $1, $2, $3)
+                ON CONFLICT (id) DO UPDATE SET global_cap_max = excluded.global_cap_max,
+                    global_cap_period_seconds = excluded.global_cap_period_seconds,
+                    min_interval_seconds = excluded.min_interval_seconds
+                """,
+                [
+                    settings.globalCap.map { .int(Int64($0.max)) } ?? .null,
+                    settings.globalCap.map { .int(Int64($0.periodSeconds)) } ?? .null,
+                    settings.minIntervalSeconds.map { .int(Int64($0)) } ?? .null,
+                ])
+            return ((), true)
         }
-    }
-
-    private func upsertSettings(_ settings: CampaignSettings, _ db: PostgresConnection) throws {
-        _ = try db.query(
-            """
-            INSERT INTO settings (id, global_cap_max, global_cap_period_seconds, min_interval_seconds) VALUES (1, $1, $2, $3)
-            ON CONFLICT (id) DO UPDATE SET global_cap_max = excluded.global_cap_max,
-                global_cap_period_seconds = excluded.global_cap_period_seconds,
-                min_interval_seconds = excluded.min_interval_seconds
-            """,
-            [
-                settings.globalCap.map { .int(Int64($0.max)) } ?? .null,
-                settings.globalCap.map { .int(Int64($0.periodSeconds)) } ?? .null,
-                settings.minIntervalSeconds.map { .int(Int64($0)) } ?? .null,
-            ])
-        try notifier.catalogChanged(db)
     }
 
     public func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats {
@@ -327,3 +340,19 @@ public final class PostgresSheetStore: SheetStore {
 }
 
 func currentUnixSeconds() -> Int64 { Int64(time(nil)) }
+
+/// A PostgreSQL connection as the shared catalog SQL sees it.
+struct PostgresSession: SQLSession {
+    let db: PostgresConnection
+    init(_ db: PostgresConnection) { self.db = db }
+
+    func rows(_ sql: String, _ arguments: [ExperimentSQL.Write.Argument]) throws -> [[String?]] {
+        let values: [PostgresValue] = arguments.map {
+            switch $0 {
+            case .text(let text): .text(text)
+            case .integer(let n): .int(n)
+            }
+        }
+        return try db.query(sql, values).map(\.values)
+    }
+}

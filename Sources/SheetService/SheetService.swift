@@ -148,10 +148,10 @@ public final class SheetService: Sendable {
     public func loadCatalog(_ definitions: [SheetDefinition]) throws(StoreError) {
         let keeper = catalogKeeper
         try keeper.writes.withLock { _ throws(StoreError) in
-            let before = keeper.currentTag
-            try store.putSheets(definitions.map { StoredSheet(id: $0.id, json: String(decoding: $0.canonicalJSON, as: UTF8.self)) })
+            try store.putSheets(
+                definitions.map { StoredSheet(id: $0.id, json: String(decoding: $0.canonicalJSON, as: UTF8.self)) },
+                record: keeper.writeRecord(by: RevisionAuthor(actor: "sheetd", comment: "the --catalog file, upserted at start"), sheets: definitions))
             keeper.snapshot.withLock { catalog in for d in definitions { catalog.upsert(d) } }
-            keeper.recordRevision(after: before, by: RevisionAuthor(actor: "sheetd", comment: "the --catalog file, upserted at start"))
         }
         feed.catalogChanged()
     }

@@ -22,10 +22,11 @@ extension SQLiteSheetStore {
         try read { db in try Self.loadRevision(number, db) }
     }
 
-    public func restoreCatalogRevision(_ number: Int64, author: RevisionAuthor, keep: Int) throws(StoreError) -> CatalogRevision? {
+    public func restoreCatalogRevision(_ number: Int64, record: CatalogWriteRecord) throws(StoreError) -> CatalogRevision? {
         try write { db in
             try db.transaction(.immediate) { () throws -> CatalogRevision? in
                 guard try db.scalar("SELECT 1 FROM catalog_revisions WHERE revision = ?1", [.integer(number)]) != nil else { return nil }
+                try ExperimentIdentitySQL.enforce(record.experiments, SQLiteSession(db))
                 try db.run("DELETE FROM sheets")
                 try db.run(
                     """
@@ -41,12 +42,12 @@ extension SQLiteSheetStore {
                         global_cap_period_seconds = excluded.global_cap_period_seconds,
                         min_interval_seconds = excluded.min_interval_seconds
                     """, [.integer(number)])
-                return try Self.appendRevision(author: author, restoredFrom: number, keep: keep, db)
+                return try Self.appendRevision(author: record.author, restoredFrom: number, keep: record.keep, db)
             }
         }
     }
 
-    private static func appendRevision(author: RevisionAuthor, restoredFrom: Int64?, keep: Int, _ db: Connection) throws -> CatalogRevision {
+    static func appendRevision(author: RevisionAuthor, restoredFrom: Int64?, keep: Int, _ db: Connection) throws -> CatalogRevision {
         try db.run(
             """
             INSERT INTO catalog_revisions (created_at, actor, comment, restored_from, global_cap_max, global_cap_period_seconds,

@@ -109,32 +109,56 @@ public final class SQLiteSheetStore: SheetStore {
         }
     }
 
-    public func putSheet(_ sheet: StoredSheet) throws(StoreError) -> Bool {
-        try write { db in
-            try db.transaction(.immediate) { try Self.upsertSheet(sheet, db) }
+    public func putSheet(_ sheet: StoredSheet, record: CatalogWriteRecord) throws(StoreError) -> Bool {
+        try catalogWrite(record) { db in
+            let (created, changed) = try Self.upsertSheet(sheet, db)
+            return (created, changed)
         }
     }
 
-    public func putSheets(_ sheets: [StoredSheet]) throws(StoreError) {
-        try write { db in
-            try db.transaction(.immediate) { for sheet in sheets { _ = try Self.upsertSheet(sheet, db) } }
+    public func putSheets(_ sheets: [StoredSheet], record: CatalogWriteRecord) throws(StoreError) {
+        try catalogWrite(record) { db in
+            var changed = false
+            for sheet in sheets where try Self.upsertSheet(sheet, db).changed { changed = true }
+            return ((), changed)
         }
     }
 
-    private static func upsertSheet(_ sheet: StoredSheet, _ db: Connection) throws -> Bool {
-        let existed = try db.scalar("SELECT 1 FROM sheets WHERE id = ?1", [.text(sheet.id)]) != nil
+    /// Whether the row was created, and whether it changed at all (an identical definition is no change).
+    private static func upsertSheet(_ sheet: StoredSheet, _ db: Connection) throws -> (created: Bool, changed: Bool) {
+        let before = try db.scalar("SELECT definition FROM sheets WHERE id = ?1", [.text(sheet.id)])
+        guard before != .text(sheet.json) else { return (false, false) }
         try db.run(
             """
             INSERT INTO sheets (id, definition, created_at, updated_at)
             VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
             ON CONFLICT (id) DO UPDATE SET definition = excluded.definition, updated_at = excluded.updated_at
             """, [.text(sheet.id), .text(sheet.json)])
-        return !existed
+        return (before == nil, true)
     }
 
-    public func deleteSheet(id: String) throws(StoreError) -> Bool {
+    public func deleteSheet(id: String, record: CatalogWriteRecord) throws(StoreError) -> Bool {
+        try catalogWrite(record) { db in
+            let existed = try db.run("DELETE FROM sheets WHERE id = ?1", [.text(id)]) > 0
+            return (existed, existed)
+        }
+    }
+
+    public func adoptExperimentIdentities(_ identities: [ExperimentIdentity]) throws(StoreError) {
+        guard !identities.isEmpty else { return }
+        try write { db in try db.transaction(.immediate) { try ExperimentIdentitySQL.adopt(identities, SQLiteSession(db)) } }
+    }
+
+    /// One catalog write in one transaction: the experiments' identities checked and recorded, the
+    /// change, and its revision when it changed anything.
+    func catalogWrite<T>(_ record: CatalogWriteRecord, _ change: @escaping (Connection) throws -> (T, changed: Bool)) throws(StoreError) -> T {
         try write { db in
-            try db.transaction(.immediate) { try db.run("DELETE FROM sheets WHERE id = ?1", [.text(id)]) > 0 }
+            try db.transaction(.immediate) {
+                try ExperimentIdentitySQL.enforce(record.experiments, SQLiteSession(db))
+                let (result, changed) = try change(db)
+                if changed { _ = try Self.appendRevision(author: record.author, restoredFrom: nil, keep: record.keep, db) }
+                return result
+            }
         }
     }
 
@@ -181,32 +205,34 @@ public final class SQLiteSheetStore: SheetStore {
     // MARK: - Settings and stats
 
     public func settings() throws(StoreError) -> CampaignSettings {
-        try read { db in
-            try db.query("SELECT global_cap_max, global_cap_period_seconds, min_interval_seconds FROM settings WHERE id = 1") { row in
-                CampaignSettings(
-                    globalCap: row.isNull(at: 0) || row.isNull(at: 1)
-                        ? nil : FrequencyCap(max: Int(row.int64(at: 0)), periodSeconds: Int(row.int64(at: 1))),
-                    minIntervalSeconds: row.isNull(at: 2) ? nil : Int(row.int64(at: 2)))
-            }.first ?? .off
-        }
+        try read { db in try Self.storedSettings(db) }
     }
 
-    public func putSettings(_ settings: CampaignSettings) throws(StoreError) {
-        try write { db in
-            try db.transaction(.immediate) {
-                try db.run(
-                    """
-                    INSERT INTO settings (id, global_cap_max, global_cap_period_seconds, min_interval_seconds) VALUES (1, ?1, ?2, ?3)
-                    ON CONFLICT (id) DO UPDATE SET global_cap_max = excluded.global_cap_max,
-                        global_cap_period_seconds = excluded.global_cap_period_seconds,
-                        min_interval_seconds = excluded.min_interval_seconds
-                    """,
-                    [
-                        settings.globalCap.map { .integer(Int64($0.max)) } ?? .null,
-                        settings.globalCap.map { .integer(Int64($0.periodSeconds)) } ?? .null,
-                        settings.minIntervalSeconds.map { .integer(Int64($0)) } ?? .null,
-                    ])
-            }
+    private static func storedSettings(_ db: Connection) throws -> CampaignSettings {
+        try db.query("SELECT global_cap_max, global_cap_period_seconds, min_interval_seconds FROM settings WHERE id = 1") { row in
+            CampaignSettings(
+                globalCap: row.isNull(at: 0) || row.isNull(at: 1)
+                    ? nil : FrequencyCap(max: Int(row.int64(at: 0)), periodSeconds: Int(row.int64(at: 1))),
+                minIntervalSeconds: row.isNull(at: 2) ? nil : Int(row.int64(at: 2)))
+        }.first ?? .off
+    }
+
+    public func putSettings(_ settings: CampaignSettings, record: CatalogWriteRecord) throws(StoreError) {
+        try catalogWrite(record) { db in
+            guard try Self.storedSettings(db) != settings else { return ((), false) }
+            try db.run(
+                """
+                INSERT INTO settings (id, global_cap_max, global_cap_period_seconds, min_interval_seconds) VALUES (1, ?1, ?2, ?3)
+                ON CONFLICT (id) DO UPDATE SET global_cap_max = excluded.global_cap_max,
+                    global_cap_period_seconds = excluded.global_cap_period_seconds,
+                    min_interval_seconds = excluded.min_interval_seconds
+                """,
+                [
+                    settings.globalCap.map { .integer(Int64($0.max)) } ?? .null,
+                    settings.globalCap.map { .integer(Int64($0.periodSeconds)) } ?? .null,
+                    settings.minIntervalSeconds.map { .integer(Int64($0)) } ?? .null,
+                ])
+            return ((), true)
         }
     }
 
@@ -307,5 +333,23 @@ public final class SQLiteSheetStore: SheetStore {
     func write<T>(_ body: (Connection) throws -> T) throws(StoreError) -> T {
         guard !closed.load(ordering: .acquiring) else { throw .unavailable("the store is closed") }
         return try writer.write(body)
+    }
+}
+
+/// A SQLite connection as the shared catalog SQL sees it (`$n` placeholders spelled `?n`).
+struct SQLiteSession: SQLSession {
+    let db: Connection
+    init(_ db: Connection) { self.db = db }
+
+    func rows(_ sql: String, _ arguments: [ExperimentSQL.Write.Argument]) throws -> [[String?]] {
+        let values: [SQLiteValue] = arguments.map {
+            switch $0 {
+            case .text(let text): .text(text)
+            case .integer(let n): .integer(n)
+            }
+        }
+        return try db.query(ExperimentSQL.sqlite(sql), values) { row in
+            (0..<row.columnCount).map { row.isNull(at: $0) ? nil : row.string(at: $0) }
+        }
     }
 }

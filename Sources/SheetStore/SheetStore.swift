@@ -135,6 +135,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case schemaTooNew(database: Int, binary: Int)
     /// A migration that was already applied no longer matches the shipped file.
     case checksumMismatch(version: Int, name: String)
+    /// The write contradicts what is stored (an experiment's identity, `ExperimentIdentitySQL`);
+    /// nothing was changed. The service answers 409 with the message.
+    case conflict(String)
 
     public var description: String {
         switch self {
@@ -144,6 +147,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             "database schema version \(db) is newer than this binary's \(bin); upgrade sheetd or restore a backup"
         case .checksumMismatch(let v, let n):
             "migration \(v) (\(n)) was changed after it was applied; never edit a shipped migration, add a new one"
+        case .conflict(let m): m
         }
     }
 }
@@ -153,33 +157,39 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
 /// `SharedSheetStore.catalogVersion` for how replicas notice another's).
 public protocol CatalogStore: AnyObject, Sendable {
     // MARK: Catalog
+    // Every catalog write records its revision (when it changed anything) and the identities of the
+    // experiments it carries in its own transaction: a change without its revision cannot be stored.
+
     /// All catalog entries, ordered by id.
     func catalog() throws(StoreError) -> [StoredSheet]
     /// Creates or replaces one entry; returns true when it was created.
-    func putSheet(_ sheet: StoredSheet) throws(StoreError) -> Bool
+    func putSheet(_ sheet: StoredSheet, record: CatalogWriteRecord) throws(StoreError) -> Bool
     /// Upserts many entries in one transaction (catalog file at start-up).
-    func putSheets(_ sheets: [StoredSheet]) throws(StoreError)
+    func putSheets(_ sheets: [StoredSheet], record: CatalogWriteRecord) throws(StoreError)
     /// Removes one entry; returns true when it existed.
-    func deleteSheet(id: String) throws(StoreError) -> Bool
+    func deleteSheet(id: String, record: CatalogWriteRecord) throws(StoreError) -> Bool
+    /// Records the identities of experiments not bound yet (`ExperimentIdentitySQL.adopt`).
+    func adoptExperimentIdentities(_ identities: [ExperimentIdentity]) throws(StoreError)
 
     // MARK: Settings
     /// The campaign settings (`GET /v1/settings`); `.off` when never written.
     func settings() throws(StoreError) -> CampaignSettings
     /// Replaces the campaign settings.
-    func putSettings(_ settings: CampaignSettings) throws(StoreError)
+    func putSettings(_ settings: CampaignSettings, record: CatalogWriteRecord) throws(StoreError)
 
     // MARK: Catalog history
     /// Appends a revision holding the catalog and settings as stored now, made by `author`, in one
     /// transaction; then drops the oldest beyond the newest `keep`. Returns it (without its sheets).
+    /// (The first revision of a catalog found at start; every change records its own.)
     func appendCatalogRevision(author: RevisionAuthor, keep: Int) throws(StoreError) -> CatalogRevision
     /// Up to `limit` revisions, newest first, older than `before` when given (without their sheets).
     func catalogRevisions(before: Int64?, limit: Int) throws(StoreError) -> [CatalogRevision]
     /// One revision with its sheets; nil when it is not kept (or never was).
     func catalogRevision(_ number: Int64) throws(StoreError) -> CatalogRevision?
-    /// In one transaction: makes the catalog and settings those of revision `number`, and appends a
-    /// revision equal to it (`restoredFrom` = `number`) by `author`. Nil (nothing changed) when the
-    /// revision is not kept.
-    func restoreCatalogRevision(_ number: Int64, author: RevisionAuthor, keep: Int) throws(StoreError) -> CatalogRevision?
+    /// In one transaction: checks and records `record.experiments` (those of the revision), makes the
+    /// catalog and settings those of revision `number`, and appends a revision equal to it
+    /// (`restoredFrom` = `number`) by `record.author`. Nil (nothing changed) when the revision is not kept.
+    func restoreCatalogRevision(_ number: Int64, record: CatalogWriteRecord) throws(StoreError) -> CatalogRevision?
 }
 
 /// Each user's state: read whole, changed by events through one read-modify-write per event.

@@ -21,6 +21,25 @@ import Testing
         return r.json["revisions"] as? [[String: Any]] ?? []
     }
 
+    /// The comment is counted as the databases count it (code points): 600 x "e" + U+0301 (600
+    /// grapheme clusters, 1 200 code points) is refused with 400 and changes nothing, where before the
+    /// sheet changed and its revision was lost; 1 000 code points are kept.
+    @Test(arguments: LiveService.backends) func commentsAreCountedAsTheDatabaseCountsThem(_ postgres: Bool) throws {
+        let live = try LiveService(postgres: postgres, adminTokens: [Self.alice])
+        let before = try Self.revisions(live).count
+        let combining = String(repeating: "e\u{301}", count: 600)
+        let r = try live.request(
+            "PUT", "/v1/sheets/offers", token: Self.alice.token, json: Self.offers, headers: ["Sheetd-Comment": combining])
+        #expect(r.status == 400, "\(r.text)")
+        #expect(try live.get("/v1/sheets/offers").status == 404, "the refused change was applied")
+        #expect(try Self.revisions(live).count == before)
+        let longest = String(repeating: "e\u{301}", count: 500)
+        let kept = try live.request(
+            "PUT", "/v1/sheets/offers", token: Self.alice.token, json: Self.offers, headers: ["Sheetd-Comment": longest])
+        #expect(kept.status == 201, "\(kept.text)")
+        #expect(try Self.revisions(live).first?["comment"] as? String == longest)
+    }
+
     /// Each change is a revision, newest first, with the token's name (never the token), the time and
     /// the `Sheetd-Comment`; a revision shows the whole catalog then and what changed from the one before.
     @Test(arguments: LiveService.backends)

@@ -206,6 +206,55 @@ final class MillisecondClock: Sendable {
         #expect(tags[0] != nil && tags[0] == tags[1])
     }
 
+    /// An experiment's identity is fixed from its first exposure, whichever route tries to change it
+    /// (the probe's three ways round the in-place 409): PUT without the experiment then with new arms,
+    /// DELETE and the id on another sheet, restoring an older revision; each is a 409 naming the
+    /// experiment and changes nothing. A stopped experiment's id is not reused with other arms.
+    @Test(arguments: LiveService.backends) func anExposedExperimentsIdentityCannotBeRewritten(_ postgres: Bool) throws {
+        let live = try LiveService(postgres: postgres)
+        // Revision with arms 40/30/30 before any exposure (changing it then is fine), then 20/40/40.
+        #expect(try live.put("/v1/sheets/offers", Self.offers(weights: (40, 30, 30))).status == 201)
+        let older = try #require(try live.get("/v1/catalog/revisions?limit=1").json["revisions"] as? [[String: Any]]).first?["revision"] as? Int
+        let plain = #"{"kind":"cards","screen":"home","tab":"accounts","containerId":"offers-home","priority":10}"#
+        #expect(try live.put("/v1/sheets/offers", plain).status == 200)
+        #expect(try live.put("/v1/sheets/offers", Self.offers()).status == 200, "other arms before any exposure")
+        let inB = Self.user("b", in: 6000..<10_000)
+        #expect(try live.put("/v1/users/\(inB)/containers/offers-home/count", #"{"count":2}"#).status == 200)
+        #expect(try live.get("/v1/users/\(inB)/decision?\(Fixtures.homeAccountsIOS)").status == 200)
+        _ = try Self.results(live) { Self.arm($0, "b")["exposedUsers"] as? Int == 1 }
+
+        func refused(_ r: LiveService.Response, _ route: String) {
+            #expect(r.status == 409, "\(route): \(r.status) \(r.text)")
+            #expect(r.json["type"] as? String == "urn:sheetd:problem:experiment-running", "\(route)")
+            #expect((r.json["detail"] as? String)?.contains("offers-copy-2026-12") == true, "\(route): \(r.text)")
+        }
+        #expect(try live.put("/v1/sheets/offers", plain).status == 200, "removing the experiment ends it")
+        refused(try live.put("/v1/sheets/offers", Self.offers(weights: (10, 45, 45))), "PUT without, then with new arms")
+        #expect(try live.put("/v1/sheets/offers", Self.offers()).status == 200, "the same identity again")
+        #expect(try live.request("DELETE", "/v1/sheets/offers").status == 204)
+        refused(try live.put("/v1/sheets/elsewhere", Self.offers()), "the id on another sheet")
+        #expect(try live.get("/v1/sheets/elsewhere").status == 404, "the refused PUT changed nothing")
+        #expect(try live.put("/v1/sheets/offers", Self.offers()).status == 201)
+        let restore = try live.request("POST", "/v1/catalog/revisions/\(try #require(older))/restore")
+        refused(restore, "restore of a revision with other arms")
+        #expect(
+            ((try live.get("/v1/sheets/offers").json["experiment"] as? [String: Any])?["arms"] as? [[String: Any]])?.first?["weight"] as? Int
+                == 20)
+        // A conversion still counts for arm b (not under arms that no longer exist).
+        let conversion = try live.post("/v1/users/\(inB)/conversions", #"{"sheetId":"offers"}"#)
+        #expect(conversion.json["arm"] as? String == "b")
+
+        // Stopped: its id keeps its arms too, exposure or not.
+        #expect(try live.put("/v1/sheets/quiet", Self.offers().replacingOccurrences(of: "offers-copy-2026-12", with: "quiet-1")).status == 201)
+        #expect(
+            try live.put(
+                "/v1/sheets/quiet", Self.offers(status: "stopped").replacingOccurrences(of: "offers-copy-2026-12", with: "quiet-1")
+            ).status == 200)
+        let reused = try live.put(
+            "/v1/sheets/quiet", Self.offers(weights: (30, 35, 35)).replacingOccurrences(of: "offers-copy-2026-12", with: "quiet-1"))
+        #expect(reused.status == 409 && (reused.json["detail"] as? String)?.contains("stopped") == true, "\(reused.text)")
+    }
+
     /// Invalid experiments are 400 with invalid-params naming the member.
     @Test func validation() throws {
         let live = try LiveService()

@@ -118,3 +118,15 @@ let sampleState = UserState(
         HeightKey(sheetId: "offer-cards", platform: .ios): 312.5,
         HeightKey(sheetId: "offer-cards", platform: .android): 290.125,
     ])
+
+/// Catalog writes as the store tests make them: every one records its revision, by `tests`.
+extension CatalogStore {
+    static var testRecord: CatalogWriteRecord { CatalogWriteRecord(author: RevisionAuthor(actor: "tests"), keep: 1000) }
+
+    @discardableResult
+    func putSheet(_ sheet: StoredSheet) throws(StoreError) -> Bool { try putSheet(sheet, record: Self.testRecord) }
+    func putSheets(_ sheets: [StoredSheet]) throws(StoreError) { try putSheets(sheets, record: Self.testRecord) }
+    @discardableResult
+    func deleteSheet(id: String) throws(StoreError) -> Bool { try deleteSheet(id: id, record: Self.testRecord) }
+    func putSettings(_ settings: CampaignSettings) throws(StoreError) { try putSettings(settings, record: Self.testRecord) }
+}

@@ -279,3 +279,30 @@ import Testing
         #expect(try reopened.userState(userId: "u") == sampleState)
     }
 }
+
+/// A catalog change and its revision are one transaction on both backends: a revision that cannot
+/// be stored (here a comment over the database's CHECK, which the service refuses earlier) leaves
+/// the catalog as it was; an unchanged definition records no revision.
+@Suite(.serialized) struct CatalogWriteTransactionTests {
+    @Test(arguments: Backend.available) func aChangeWithoutItsRevisionCannotBeStored(_ backend: Backend) throws {
+        try withStore(backend) { store, _ throws in try Self.check(store) }
+    }
+
+    static func check(_ store: any SheetStore) throws {
+        let sheet = StoredSheet(id: "offers", json: #"{"kind":"cards"}"#)
+        let tooLong = CatalogWriteRecord(author: RevisionAuthor(actor: "x", comment: String(repeating: "e", count: 1001)), keep: 10)
+        #expect(throws: StoreError.self) { try store.putSheet(sheet, record: tooLong) }
+        #expect(try store.catalog().isEmpty)
+        #expect(try store.catalogRevisions(before: nil, limit: 10).isEmpty)
+
+        let record = CatalogWriteRecord(author: RevisionAuthor(actor: "alice", comment: "first"), keep: 10)
+        #expect(try store.putSheet(sheet, record: record))
+        #expect(try store.catalogRevisions(before: nil, limit: 10).map(\.actor) == ["alice"])
+        #expect(try !store.putSheet(sheet, record: record))
+        #expect(try store.catalogRevisions(before: nil, limit: 10).count == 1, "an unchanged definition recorded a revision")
+        #expect(throws: StoreError.self) { try store.deleteSheet(id: "offers", record: tooLong) }
+        #expect(try store.catalog() == [sheet])
+        #expect(try store.deleteSheet(id: "offers", record: record))
+        #expect(try store.catalogRevisions(before: nil, limit: 10).count == 2)
+    }
+}

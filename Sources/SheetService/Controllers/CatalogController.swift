@@ -74,13 +74,12 @@ struct CatalogController: RouteController {
             try catalog.checkIfMatch(request)
             let current = catalog.snapshot.current
             if let violation = limits.violation(upserting: [definition], into: current) { throw violation.problem }
-            let before = catalog.currentTag
             try Self.checkExperimentChange(definition, in: current)
             let created = try catalog.databaseErrors.guarding { () throws(StoreError) in
-                try catalog.store.putSheet(StoredSheet(id: id, json: String(decoding: json, as: UTF8.self)))
+                try catalog.store.putSheet(
+                    StoredSheet(id: id, json: String(decoding: json, as: UTF8.self)), record: catalog.writeRecord(by: author, sheets: [definition]))
             }
             catalog.snapshot.withLock { $0.upsert(definition) }
-            catalog.recordRevision(after: before, by: author)
             return (created, catalog.currentTag)
         }
         feed.catalogChanged()
@@ -98,10 +97,10 @@ struct CatalogController: RouteController {
         _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
         let (existed, tag) = try catalog.writes.withLock { _ throws(Problem) -> (Bool, String) in
             try catalog.checkIfMatch(request)
-            let before = catalog.currentTag
-            let existed = try catalog.databaseErrors.guarding { () throws(StoreError) in try catalog.store.deleteSheet(id: id) }
+            let existed = try catalog.databaseErrors.guarding { () throws(StoreError) in
+                try catalog.store.deleteSheet(id: id, record: catalog.writeRecord(by: author, sheets: []))
+            }
             catalog.snapshot.withLock { $0.remove(id: id) }
-            catalog.recordRevision(after: before, by: author)
             return (existed, catalog.currentTag)
         }
         if existed { feed.catalogChanged() }
@@ -128,10 +127,10 @@ struct CatalogController: RouteController {
         _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
         let tag = try catalog.writes.withLock { _ throws(Problem) -> String in
             try catalog.checkIfMatch(request)
-            let before = catalog.currentTag
-            try catalog.databaseErrors.guarding { () throws(StoreError) in try catalog.store.putSettings(settings) }
+            try catalog.databaseErrors.guarding { () throws(StoreError) in
+                try catalog.store.putSettings(settings, record: catalog.writeRecord(by: author, sheets: []))
+            }
             catalog.snapshot.withLock { $0.settings = settings }
-            catalog.recordRevision(after: before, by: author)
             return catalog.currentTag
         }
         feed.catalogChanged()

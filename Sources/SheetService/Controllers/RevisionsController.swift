@@ -94,7 +94,7 @@ struct RevisionsController: RouteController {
             }
             if let violation = limits.violation(upserting: restored.sortedByID, into: Catalog()) { throw violation.problem }
             let made = try catalog.databaseErrors.guarding { () throws(StoreError) in
-                try store.restoreCatalogRevision(number, author: author, keep: catalog.revisionsKept)
+                try store.restoreCatalogRevision(number, record: catalog.writeRecord(by: author, sheets: restored.sortedByID))
             }
             guard let made else { return (nil, "") }
             catalog.snapshot.withLock { $0 = restored }

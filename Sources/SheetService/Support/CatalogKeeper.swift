@@ -122,20 +122,18 @@ final class CatalogKeeper: Sendable {
         }
     }
 
-    /// Under `writes`, after a write changed the catalog tag from `before`: appends the revision.
-    /// The write has committed already; a revision that cannot be stored is logged, never a failed write.
-    func recordRevision(after before: String, by author: RevisionAuthor) {
-        guard currentTag != before else { return }
-        do {
-            _ = try store.appendCatalogRevision(author: author, keep: revisionsKept)
-        } catch {
-            Log.write(.warn, "catalog revision not recorded", [("actor", .string(author.actor)), ("error", .string("\(error)"))])
-        }
+    /// What a catalog write by `author` records in its own transaction: its revision (kept as
+    /// configured) and the identities of the experiments on `sheets` as the write leaves them.
+    func writeRecord(by author: RevisionAuthor, sheets: some Sequence<SheetDefinition>) -> CatalogWriteRecord {
+        CatalogWriteRecord(author: author, keep: revisionsKept, experiments: ExperimentIdentity.of(sheets))
     }
 
-    /// At start: a first revision holding the catalog as found, so that the first change can be undone.
+    /// At start: a first revision holding the catalog as found, so that the first change can be undone,
+    /// and the identities of its experiments bound where none is yet (experiments that ran before
+    /// identities were kept).
     func recordFirstRevisionIfNone() {
         do {
+            try store.adoptExperimentIdentities(ExperimentIdentity.of(snapshot.current.sortedByID))
             guard try store.catalogRevisions(before: nil, limit: 1).isEmpty else { return }
             _ = try store.appendCatalogRevision(
                 author: RevisionAuthor(actor: "sheetd", comment: "the catalog when revisions began"), keep: revisionsKept)

@@ -62,6 +62,7 @@ enum Problems {
     static func storage(_ error: StoreError) -> Problem {
         switch error {
         case .unavailable: unavailable("the database cannot take this request right now; retry shortly")
+        case .conflict(let why): ProblemType.experimentRunning.problem(why)
         default: internalError("the database failed; the request changed nothing")
         }
     }

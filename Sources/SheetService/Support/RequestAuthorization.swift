@@ -12,7 +12,8 @@ import Musl
 /// Who a request acts for: its bearer token verified, admin-only routes and a user's own routes
 /// enforced, and the author a catalog change is recorded under.
 struct RequestAuthorization: Sendable {
-    /// The longest `Sheetd-Comment` kept with a revision.
+    /// The longest `Sheetd-Comment` kept with a revision, in Unicode code points: what the
+    /// databases' `length(comment)` CHECK counts (a grapheme count lets "e" + U+0301 pairs through).
     static let maximumCommentLength = 1000
 
     let tokens: TokenVerifier
@@ -56,8 +57,8 @@ struct RequestAuthorization: Sendable {
         let actor = adminName(request) ?? "admin"
         guard let raw = request.header("Sheetd-Comment") else { return RevisionAuthor(actor: actor) }
         let comment = raw.trimmed()
-        guard comment.count <= Self.maximumCommentLength else {
-            throw Problems.invalidParams([("Sheetd-Comment", "is at most \(Self.maximumCommentLength) characters")])
+        guard comment.unicodeScalars.count <= Self.maximumCommentLength else {
+            throw Problems.invalidParams([("Sheetd-Comment", "is at most \(Self.maximumCommentLength) Unicode code points")])
         }
         return RevisionAuthor(actor: actor, comment: comment.isEmpty ? nil : comment)
     }
