@@ -75,16 +75,35 @@ extension Experiment {
                     definition = try SheetDefinition.decode(merged, pathId: pathId).checkingDesignRules()
                     overridesJSON = JSONValue.object(overrides).canonicalJSON
                 } catch {
-                    // Only what the overrides set: problems of the definition itself are reported once, at the top.
-                    let named = error.invalidParams.filter { overrides[String($0.name.split(separator: ".").first ?? "")] != nil }
-                    for p in named { a.fail("overrides.\(p.name)", p.reason) }
-                    if named.isEmpty && error.invalidParams.isEmpty { a.fail("overrides", error.detail) }
+                    // Only what the overrides bring: problems of the definition itself are reported once,
+                    // at the top. A rule the merged sheet breaks on a member the arm did not set (a strict
+                    // style without a title) is the override's doing too: named under `overrides`.
+                    let own = Self.problems(of: base, pathId: pathId)
+                    let introduced = error.invalidParams.filter { !own.contains($0.name + "\u{0}" + $0.reason) }
+                    for p in introduced {
+                        if overrides[String(p.name.split(separator: ".").first ?? "")] != nil {
+                            a.fail("overrides.\(p.name)", p.reason)
+                        } else {
+                            a.fail("overrides", "makes the sheet break a rule: \(p.name) \(p.reason)")
+                        }
+                    }
+                    if error.invalidParams.isEmpty { a.fail("overrides", error.detail) }
                 }
             }
         }
         guard let id, let weight else { return nil }
         return ExperimentArm(
             id: id, weight: weight, holdout: holdout, payloadJSON: payloadJSON, overridesJSON: overridesJSON, definition: definition)
+    }
+
+    /// The problems (`name\0reason`) of the definition itself, without any arm's overrides.
+    private static func problems(of definition: [String: JSONValue], pathId: String?) -> Set<String> {
+        do {
+            _ = try SheetDefinition.decode(definition, pathId: pathId).checkingDesignRules()
+            return []
+        } catch {
+            return Set(error.invalidParams.map { $0.name + "\u{0}" + $0.reason })
+        }
     }
 
     /// The experiment as the canonical definition writes it.

@@ -278,6 +278,14 @@ final class MillisecondClock: Sendable {
             try names(#"{\#(base),"arms":[{"id":"x","weight":1,"overrides":{"size":"huge"}},{"id":"y","weight":1}]}"#) == [
                 "experiment.arms[0].overrides.size"
             ])
+        // An override that breaks a rule on a member it did not set (strict needs a title): named, not dropped.
+        let strict = try live.put(
+            "/v1/sheets/offers",
+            #"{"kind":"cards","screen":"home","containerId":"offers-home","experiment":{\#(base),"arms":[{"id":"x","weight":1},{"id":"y","weight":1,"overrides":{"style":"strict"}}]}}"#
+        )
+        #expect(strict.status == 400, "\(strict.text)")
+        #expect(Self.invalidNames(strict) == ["experiment.arms[1].overrides"], "\(strict.text)")
+        #expect(strict.text.contains("title"), "the rule is not named: \(strict.text)")
         #expect(try names(#"{\#(base),"arms":[{"id":"x","weight":1,"payload":[1]},{"id":"y","weight":1}]}"#) == ["experiment.arms[0].payload"])
         let big = String(repeating: "x", count: 4100)
         #expect(
