@@ -13,7 +13,7 @@ struct ExperimentsController: RouteController {
     let conversionCapPerUser: Int
 
     func register(on router: Router) {
-        router.add(.POST, "/v1/users/{userId}/conversions") { [self] in try reportConversion($0) }
+        router.addUserRoute(.POST, "/conversions") { [self] in try reportConversion($0) }
         router.add(.GET, "/v1/experiments/{experimentId}/results") { [self] in try experimentResults($0) }
         router.add(.PUT, "/v1/experiments/{experimentId}/pins/{userId}") { [self] in try putPin($0) }
         router.add(.DELETE, "/v1/experiments/{experimentId}/pins/{userId}") { [self] in try deletePin($0) }
@@ -26,16 +26,17 @@ struct ExperimentsController: RouteController {
         let userId = try authorization.authorizeUser(request)
         let conversion = try request.decodeBody(ConversionReport.init)
         let sheetId = conversion.sheetId, goal = conversion.goal
-        let events = catalog.eventCatalog(), clock = recorder.clock, cap = conversionCapPerUser
-        return recorder.record(userId: userId, eventId: conversion.eventId, kind: .conversion) { state, activity in
+        let events = catalog.eventCatalog(), cap = conversionCapPerUser
+        return recorder.record(userId: userId, eventId: conversion.eventId, occurredAt: conversion.occurredAt, kind: .conversion) {
+            state, activity, at in
             guard let sheet = events.current[sheetId] else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
-            let now = clock()
             var attribution = SheetPolicy.ConversionAttribution.none
             if let experiment = sheet.experiment {
-                attribution = SheetPolicy.recordConversion(in: experiment, state: &state, at: now, capPerUser: cap)
+                // Within the window after the exposure by when it happened, not when it was reported.
+                attribution = SheetPolicy.recordConversion(in: experiment, state: &state, at: at, capPerUser: cap)
                 if attribution.counted {
                     activity.append(
-                        SheetActivity(sheetId: sheetId, kind: .conversion, at: now, experimentId: experiment.id, arm: attribution.arm))
+                        SheetActivity(sheetId: sheetId, kind: .conversion, at: at, experimentId: experiment.id, arm: attribution.arm))
                 }
             }
             return EventOutcome.conversion(
@@ -85,11 +86,10 @@ struct ExperimentsController: RouteController {
     }
 
     private func pinRecord(experimentId: String, userId: String, arm: String?) -> HTTPResponse {
-        let clock = recorder.clock
-        return recorder.record(userId: userId, eventId: nil, kind: .pin) { state, activity in
+        return recorder.record(userId: userId, eventId: nil, kind: .pin) { state, activity, now in
             state.experiments.pins[experimentId] = arm
             // The user's exposure row (if any) leaves or rejoins the results with the pin.
-            activity.append(SheetActivity(sheetId: experimentId, kind: .pin, at: clock(), experimentId: experimentId, arm: arm))
+            activity.append(SheetActivity(sheetId: experimentId, kind: .pin, at: now, experimentId: experimentId, arm: arm))
             return EventOutcome.pin(experimentId: experimentId, userId: userId, arm: arm).jsonBytes()
         }
     }
