@@ -14,6 +14,7 @@ import androidx.compose.material3.Button
 import androidx.compose.material3.MaterialTheme
 import androidx.compose.material3.Text
 import androidx.compose.runtime.Composable
+import androidx.compose.runtime.DisposableEffect
 import androidx.compose.runtime.getValue
 import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.remember
@@ -83,14 +84,15 @@ class MainActivity : ComponentActivity() {
     private fun showCompose() {
         setContent {
             MaterialTheme {
-                var decision by remember { mutableStateOf<Decision?>(null) }
-                remember {
-                    client.watch(home, lifecycleScope, object : DecisionListener {
-                        override fun onDecision(decision: Decision) { decision.also { d -> decision = d } }
+                var current by remember { mutableStateOf<Decision?>(null) }
+                DisposableEffect(Unit) {
+                    val job = client.watch(home, lifecycleScope, object : DecisionListener {
+                        override fun onDecision(decision: Decision) { current = decision }
                     })
+                    onDispose { job.cancel() } // the Views path follows the decision itself
                 }
-                HomeScreen(decision, onAddOffer = ::addOffer, onUseViews = ::showViews)
-                SheetdModalBottomSheet(decision, client) { controls ->
+                HomeScreen(current, onAddOffer = ::addOffer, onUseViews = ::showViews)
+                SheetdModalBottomSheet(current, client) { controls ->
                     Text("You have $offers offers", Modifier.padding(24.dp), style = MaterialTheme.typography.titleMedium)
                     Button(onClick = { controls.close(DismissalMethod.ACTION) }, Modifier.padding(24.dp)) { Text("See offers") }
                 }
