@@ -32,6 +32,12 @@ data class SheetdConfiguration(
      * member (older servers refuse unknown members with a 400).
      */
     val sendOccurredAt: Boolean = false,
+    /**
+     * The oldest event, in seconds, sent with its `occurredAt`: sheetd takes times up to 24 h back (and
+     * 60 s ahead of its clock); an older event is sent without it and counts when it arrives, rather
+     * than being refused. A 400 naming `occurredAt` (a device clock far off) is also sent again without it.
+     */
+    val occurredAtMaxAge: Double = 23 * 3600.0,
     /** Adapts every request before it is sent (your headers, `User-Agent`); runs after the client's own. */
     val requestAdapter: ((HttpURLConnection) -> Unit)? = null,
     /** Called after every HTTP exchange (logs, metrics, tests). Never sees the token. */

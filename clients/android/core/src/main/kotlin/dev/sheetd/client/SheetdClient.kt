@@ -245,7 +245,15 @@ class SheetdClient(
     // ---- Events -----------------------------------------------------------------------------------
 
     override suspend fun send(event: SheetdEvent): EventReceipt<Any> {
-        val answer = core.send(event.method, userPath + event.path, body = event.body(configuration.sendOccurredAt))
+        val age = (System.currentTimeMillis() - event.occurredAtMillis) / 1000.0
+        val withTime = configuration.sendOccurredAt && age <= configuration.occurredAtMaxAge
+        val answer = try {
+            core.send(event.method, userPath + event.path, body = event.body(withTime))
+        } catch (e: SheetdException) {
+            // Outside the server's window (a device clock far off): the event still counts, as of now.
+            if (!withTime || e.status != 400 || e.invalidParams.none { it.name == "occurredAt" }) throw e
+            core.send(event.method, userPath + event.path, body = event.body(false))
+        }
         val outcome = event.decodeOutcome(JsonObject.parse(answer.body, "${event.type} outcome"))
         return EventReceipt(outcome, event.eventId, answer.header("Idempotent-Replayed") == "true", answer.attempts)
     }

@@ -17,7 +17,7 @@ class FakeClientTests {
     private val offers = SheetPresentation("home-offers", SheetKind.CARDS, SheetSize.CONTENT, listOf(Detent(DetentId.MEDIUM)), DetentId.MEDIUM, awaitingContentHeight = true)
 
     @Test
-    fun scriptedDecisionsPerScreenAndLiveUpdates() = runBlocking {
+    fun scriptedDecisionsPerScreenAndLiveUpdates() = runBlocking<Unit> {
         val fake = FakeSheetdClient()
         fake.setDecision(Decision.presenting(offers), screen = "home")
         assertTrue(fake.decision(SheetContext("home")).present)
@@ -31,7 +31,7 @@ class FakeClientTests {
     }
 
     @Test
-    fun eventsAreRecordedOnceAndAReusedIdIsAReplay() = runBlocking {
+    fun eventsAreRecordedOnceAndAReusedIdIsAReplay() = runBlocking<Unit> {
         val fake = FakeSheetdClient(Decision.presenting(offers))
         fake.onEvent = { if (it is SheetdEvent.Dismissal) fake.setDecision(Decision.noSheet(DecisionReason.LATCHED)) }
         assertEquals(1, fake.reportImpression("home-offers", eventId = "i1").outcome.impressions)
@@ -43,7 +43,7 @@ class FakeClientTests {
     }
 
     @Test
-    fun scriptedFailuresKeepEventsPendingUntilAFlush() = runBlocking {
+    fun scriptedFailuresKeepEventsPendingUntilAFlush() = runBlocking<Unit> {
         val fake = FakeSheetdClient()
         fake.failNext(times = 1)
         assertThrows(SheetdException::class.java) { runBlocking { fake.state() } }
@@ -57,7 +57,7 @@ class FakeClientTests {
     }
 
     @Test
-    fun aSessionOnTheFakeReportsOneImpressionAndTheDismissal() = runBlocking {
+    fun aSessionOnTheFakeReportsOneImpressionAndTheDismissal() = runBlocking<Unit> {
         val fake = FakeSheetdClient(Decision.presenting(offers))
         val session = SheetdSheetSession(offers, fake, CoroutineScope(Dispatchers.IO))
         session.appeared()?.join()

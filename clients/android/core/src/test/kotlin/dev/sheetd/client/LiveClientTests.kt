@@ -15,7 +15,7 @@ class LiveClientTests {
     private val home = SheetContext("home", "accounts", appVersion = "2.10.0", locale = "de-CH")
 
     @Test
-    fun aCountPresentsTheCardSheetWithItsAndroidBlock() = runBlocking {
+    fun aCountPresentsTheCardSheetWithItsAndroidBlock() = runBlocking<Unit> {
         val client = Live.client(Live.newUser())
         val receipt = client.reportCount(2, "offers-home")
         assertEquals(CountOutcome("offers-home", "", 2, true, true), receipt.outcome)
@@ -30,7 +30,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun theSecondDecisionIsRevalidatedWithItsETagAnd304() = runBlocking {
+    fun theSecondDecisionIsRevalidatedWithItsETagAnd304() = runBlocking<Unit> {
         val log = Live.ExchangeLog()
         val client = Live.client(Live.newUser(), log = log)
         client.reportCount(1, "offers-home")
@@ -45,7 +45,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun theEtagCacheKeepsAtMostItsLimitLeastRecentlyUsedFirst() = runBlocking {
+    fun theEtagCacheKeepsAtMostItsLimitLeastRecentlyUsedFirst() = runBlocking<Unit> {
         val client = Live.client(Live.newUser()) { it.copy(decisionCacheLimit = 2) }
         val screens = listOf("home", "payments", "statements")
         for (screen in screens) client.decision(SheetContext(screen))
@@ -56,7 +56,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun aSwipedCardSheetLatchesAndAProgrammaticCloseDoesNot() = runBlocking {
+    fun aSwipedCardSheetLatchesAndAProgrammaticCloseDoesNot() = runBlocking<Unit> {
         val client = Live.client(Live.newUser())
         client.reportCount(2, "offers-home")
         val closed = client.dismiss("home-offers", DismissalMethod.PROGRAMMATIC)
@@ -72,7 +72,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun aRetriedEventIdIsAnsweredAsAReplayAndAppliedOnce() = runBlocking {
+    fun aRetriedEventIdIsAnsweredAsAReplayAndAppliedOnce() = runBlocking<Unit> {
         val client = Live.client(Live.newUser())
         val first = client.reportImpression("home-offers", eventId = "imp-1")
         val again = client.reportImpression("home-offers", eventId = "imp-1")
@@ -83,7 +83,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun presentationsStackNestedSheetsOnTheRootsScreen() = runBlocking {
+    fun presentationsStackNestedSheetsOnTheRootsScreen() = runBlocking<Unit> {
         val client = Live.client(Live.newUser())
         client.reportCount(1, "offers-home")
         val opened = client.present("offer-detail", OpenMode.PUSH, parentSheetId = "home-offers")
@@ -98,7 +98,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun aMeasuredContentHeightBecomesTheContentDetent() = runBlocking {
+    fun aMeasuredContentHeightBecomesTheContentDetent() = runBlocking<Unit> {
         val client = Live.client(Live.newUser())
         client.reportCount(1, "offers-home")
         assertTrue(client.decision(home).sheet!!.awaitingContentHeight)
@@ -110,7 +110,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun conversionsStateSegmentsSettingsAndErase() = runBlocking {
+    fun conversionsStateSegmentsSettingsAndErase() = runBlocking<Unit> {
         val user = Live.newUser()
         val client = Live.client(user)
         client.reportCount(4, "offers-home", seq = 9)
@@ -131,7 +131,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun aBadContextIsA400NamingTheParameterAndIsNotRetried() = runBlocking {
+    fun aBadContextIsA400NamingTheParameterAndIsNotRetried() = runBlocking<Unit> {
         val log = Live.ExchangeLog()
         val client = Live.client(Live.newUser(), log = log)
         val error = assertThrows(SheetdException::class.java) { runBlocking { client.decision(SheetContext("home", appVersion = "two")) } }
@@ -141,7 +141,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun anotherUsersRoutesAreForbidden() = runBlocking {
+    fun anotherUsersRoutesAreForbidden() = runBlocking<Unit> {
         val client = SheetdClient(Live.url, "someone-else", Live.CountingTokens(Live.token(Live.newUser())))
         val error = assertThrows(SheetdException::class.java) { runBlocking { client.state() } }
         assertEquals(403, error.status)
@@ -149,7 +149,7 @@ class LiveClientTests {
     }
 
     @Test
-    fun audiencesNeedAppVersionAndLocale() = runBlocking {
+    fun audiencesNeedAppVersionAndLocale() = runBlocking<Unit> {
         val client = Live.client(Live.newUser())
         client.reportCount(1, "offers-payments")
         assertEquals(DecisionReason.NOT_IN_AUDIENCE, client.decision(SheetContext("payments")).held.single().reason)

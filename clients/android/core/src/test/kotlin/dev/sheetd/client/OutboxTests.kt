@@ -28,7 +28,7 @@ class OutboxTests {
     private fun deadUrl() = "http://127.0.0.1:" + ServerSocket(0).use { it.localPort }
 
     @Test
-    fun eventsQueuedOfflineAreDeliveredAfterARestartInOrderAndOnce() = runBlocking {
+    fun eventsQueuedOfflineAreDeliveredAfterARestartInOrderAndOnce() = runBlocking<Unit> {
         val user = Live.newUser()
         val offline = Live.client(user, baseUrl = deadUrl(), retry = RetryPolicy(maxAttempts = 1)) { it.copy(outboxFile = file) }
         val count = SheetdEvent.Count("offers-home", 2)
@@ -55,7 +55,7 @@ class OutboxTests {
     }
 
     @Test
-    fun aRefusedEventIsDroppedAndDoesNotBlockTheOnesAfterIt() = runBlocking {
+    fun aRefusedEventIsDroppedAndDoesNotBlockTheOnesAfterIt() = runBlocking<Unit> {
         val user = Live.newUser()
         val client = Live.client(user) { it.copy(outboxFile = file) }
         val bad = SheetdEvent.Count("offers-home", -1)
@@ -69,7 +69,7 @@ class OutboxTests {
     }
 
     @Test
-    fun aServerErrorKeepsTheEventAndTheOrder() = runBlocking {
+    fun aServerErrorKeepsTheEventAndTheOrder() = runBlocking<Unit> {
         val user = Live.newUser()
         val client = Live.client(user, baseUrl = proxy.url, retry = RetryPolicy(maxAttempts = 1)) { it.copy(outboxFile = file) }
         proxy.then(Step.Answer(503, body = """{"type":"about:blank","title":"x","status":503,"detail":"draining"}"""))
@@ -83,7 +83,7 @@ class OutboxTests {
     }
 
     @Test
-    fun occurredAtIsSentOnlyWhenSwitchedOn() = runBlocking {
+    fun occurredAtIsSentOnlyWhenSwitchedOn() = runBlocking<Unit> {
         val user = Live.newUser()
         val off = Live.client(user, baseUrl = proxy.url) { it.copy(sendOccurredAt = false) }
         off.reportImpression("home-offers")
@@ -94,6 +94,27 @@ class OutboxTests {
         val body = Json.parse(proxy.requests.last().body) as Map<*, *>
         assertEquals(SheetdEvent.rfc3339(event.occurredAtMillis), body["occurredAt"])
         assertEquals(event.eventId, body["eventId"])
+    }
+
+    @Test
+    fun anEventOlderThanTheServersWindowOrRefusedForItsTimeIsSentWithoutIt() = runBlocking<Unit> {
+        val user = Live.newUser()
+        val client = Live.client(user, baseUrl = proxy.url) { it.copy(sendOccurredAt = true) }
+        val dayOld = SheetdEvent.Impression("home-offers", occurredAtMillis = System.currentTimeMillis() - 25 * 3_600_000L)
+        proxy.then(Step.Answer(201, body = """{"sheetId":"home-offers","impressions":1}"""))
+        client.send(dayOld)
+        assertFalse(proxy.requests.last().body.contains("occurredAt"), "a day old: counted on arrival, not refused")
+        val skewed = SheetdEvent.Impression("home-offers")
+        proxy.then(
+            Step.Answer(400, body = """{"type":"urn:sheetd:problem:invalid-params","title":"Invalid Parameters","status":400,"detail":"occurredAt is too far ahead","invalid-params":[{"name":"occurredAt","reason":"too far ahead"}]}"""),
+            Step.Answer(201, body = """{"sheetId":"home-offers","impressions":1}""")
+        )
+        val receipt = client.send(skewed)
+        assertEquals(skewed.eventId, receipt.eventId)
+        val bodies = proxy.requests.takeLast(2).map { it.body }
+        assertTrue(bodies[0].contains("occurredAt"))
+        assertFalse(bodies[1].contains("occurredAt"))
+        assertTrue(bodies[1].contains(skewed.eventId), "the same event, the same id")
     }
 
     @Test

@@ -22,7 +22,7 @@ class RetryTests {
     private fun problem(status: Int) = """{"type":"about:blank","title":"scripted","status":$status,"detail":"scripted $status"}"""
 
     /** Every retryable status once, then sheetd: the event is applied once, with one id on every attempt. */
-    private fun retriedOnceThenApplied(status: Int) = runBlocking {
+    private fun retriedOnceThenApplied(status: Int) = runBlocking<Unit> {
         val user = Live.newUser()
         val log = Live.ExchangeLog()
         val client = Live.client(user, baseUrl = proxy.url, log = log)
@@ -42,7 +42,7 @@ class RetryTests {
     @Test fun a408IsRetried() = retriedOnceThenApplied(408)
 
     @Test
-    fun a429WaitsForItsRetryAfterInSeconds() = runBlocking {
+    fun a429WaitsForItsRetryAfterInSeconds() = runBlocking<Unit> {
         val client = Live.client(Live.newUser(), baseUrl = proxy.url)
         proxy.then(Step.Answer(429, mapOf("Retry-After" to "1"), problem(429)))
         val started = System.nanoTime()
@@ -52,7 +52,7 @@ class RetryTests {
     }
 
     @Test
-    fun a429WaitsForItsRetryAfterAsAnHttpDateCappedByTheLimit() = runBlocking {
+    fun a429WaitsForItsRetryAfterAsAnHttpDateCappedByTheLimit() = runBlocking<Unit> {
         val client = Live.client(Live.newUser(), baseUrl = proxy.url) // maxRetryAfter = 2 s
         val inOneHour = RetryAfter.httpDate(System.currentTimeMillis() + 3_600_000)
         proxy.then(Step.Answer(429, mapOf("Retry-After" to inOneHour), problem(429)))
@@ -63,7 +63,7 @@ class RetryTests {
     }
 
     @Test
-    fun a401RefreshesTheTokenOnceAndRetries() = runBlocking {
+    fun a401RefreshesTheTokenOnceAndRetries() = runBlocking<Unit> {
         val user = Live.newUser()
         val tokens = Live.CountingTokens(Live.token(user, ttlSeconds = -120), Live.token(user))
         val client = Live.client(user, tokens = tokens) // straight to sheetd: the first token has expired
@@ -72,7 +72,7 @@ class RetryTests {
     }
 
     @Test
-    fun a401AfterTheRefreshFails() = runBlocking {
+    fun a401AfterTheRefreshFails() = runBlocking<Unit> {
         val user = Live.newUser()
         val tokens = Live.CountingTokens(Live.token(user, ttlSeconds = -120), Live.token(user, ttlSeconds = -100))
         val client = Live.client(user, tokens = tokens)
@@ -82,7 +82,7 @@ class RetryTests {
     }
 
     @Test
-    fun a401ThenServingThroughTheProxy() = runBlocking {
+    fun a401ThenServingThroughTheProxy() = runBlocking<Unit> {
         val user = Live.newUser()
         val fresh = Live.token(user)
         val tokens = Live.CountingTokens("stale-token", fresh)
@@ -96,7 +96,7 @@ class RetryTests {
     }
 
     @Test
-    fun otherClientErrorsAreNotRetried() = runBlocking {
+    fun otherClientErrorsAreNotRetried() = runBlocking<Unit> {
         val log = Live.ExchangeLog()
         val client = Live.client(Live.newUser(), baseUrl = proxy.url, log = log)
         proxy.then(Step.Answer(409, body = problem(409)))
@@ -107,7 +107,7 @@ class RetryTests {
     }
 
     @Test
-    fun aDroppedConnectionIsRetriedAsATransportFailure() = runBlocking {
+    fun aDroppedConnectionIsRetriedAsATransportFailure() = runBlocking<Unit> {
         val log = Live.ExchangeLog()
         val client = Live.client(Live.newUser(), baseUrl = proxy.url, log = log)
         proxy.then(Step.Drop)
@@ -117,7 +117,7 @@ class RetryTests {
     }
 
     @Test
-    fun theRetriesEndWithTheLastErrorAfterMaxAttempts() = runBlocking {
+    fun theRetriesEndWithTheLastErrorAfterMaxAttempts() = runBlocking<Unit> {
         val client = Live.client(Live.newUser(), baseUrl = proxy.url)
         repeat(4) { proxy.then(Step.Answer(503, body = problem(503))) }
         val error = assertThrows(SheetdException::class.java) { runBlocking { client.decision(SheetContext("home")) } }
@@ -127,7 +127,7 @@ class RetryTests {
     }
 
     @Test
-    fun aServerThatIsNotThereIsATransportErrorWithItsIOException() = runBlocking {
+    fun aServerThatIsNotThereIsATransportErrorWithItsIOException() = runBlocking<Unit> {
         val port = ServerSocket(0).use { it.localPort }
         val client = Live.client(Live.newUser(), baseUrl = "http://127.0.0.1:$port")
         val error = assertThrows(SheetdException::class.java) { runBlocking { client.decision(SheetContext("home")) } }

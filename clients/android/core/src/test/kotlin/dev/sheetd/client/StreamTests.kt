@@ -33,7 +33,7 @@ class StreamTests {
     }
 
     @Test
-    fun theStreamDeliversTheDecisionThenEachChange() = runBlocking {
+    fun theStreamDeliversTheDecisionThenEachChange() = runBlocking<Unit> {
         val user = Live.newUser()
         val client = Live.client(user)
         val writer = Live.client(user)
@@ -50,7 +50,7 @@ class StreamTests {
     }
 
     @Test
-    fun aCutStreamResumesWithLastEventId() = runBlocking {
+    fun aCutStreamResumesWithLastEventId() = runBlocking<Unit> {
         val user = Live.newUser()
         val log = Live.ExchangeLog()
         val client = Live.client(user, baseUrl = proxy.url, log = log)
@@ -71,7 +71,7 @@ class StreamTests {
     }
 
     @Test
-    fun shutdownAndTokenExpiredReconnectAtOnceTheLatterWithAFreshToken() = runBlocking {
+    fun shutdownAndTokenExpiredReconnectAtOnceTheLatterWithAFreshToken() = runBlocking<Unit> {
         val user = Live.newUser()
         val first = Live.token(user)
         val second = Live.token(user, ttlSeconds = 7200)
@@ -91,7 +91,7 @@ class StreamTests {
     }
 
     @Test
-    fun aRefusedStreamFallsBackToLongPolling() = runBlocking {
+    fun aRefusedStreamFallsBackToLongPolling() = runBlocking<Unit> {
         val user = Live.newUser()
         val log = Live.ExchangeLog()
         val client = Live.client(user, baseUrl = proxy.url, log = log)
@@ -109,7 +109,7 @@ class StreamTests {
     }
 
     @Test
-    fun aProxyAnsweringWithoutEventStreamAlsoFallsBack() = runBlocking {
+    fun aProxyAnsweringWithoutEventStreamAlsoFallsBack() = runBlocking<Unit> {
         val user = Live.newUser()
         val client = Live.client(user, baseUrl = proxy.url)
         proxy.then(Step.Answer(200, mapOf("Content-Type" to "text/html"), "<html>buffering proxy</html>"))
@@ -124,7 +124,7 @@ class StreamTests {
     }
 
     @Test
-    fun longPollOnlyWhenConfigured() = runBlocking {
+    fun longPollOnlyWhenConfigured() = runBlocking<Unit> {
         val user = Live.newUser()
         val client = Live.client(user, baseUrl = proxy.url) { it.copy(liveUpdates = SheetdConfiguration.LiveUpdates.LONG_POLL) }
         val channel = client.decisions(home, CoroutineScope(Dispatchers.IO))
@@ -139,7 +139,7 @@ class StreamTests {
     }
 
     @Test
-    fun aForbiddenStreamEndsTheListenerWithItsError() = runBlocking {
+    fun aForbiddenStreamEndsTheListenerWithItsError() = runBlocking<Unit> {
         val client = SheetdClient(Live.url, "not-me", Live.CountingTokens(Live.token(Live.newUser())))
         val errors = LinkedBlockingQueue<SheetdException>()
         val job = client.watch(home, CoroutineScope(Dispatchers.IO), object : DecisionListener {
@@ -152,7 +152,7 @@ class StreamTests {
     }
 
     @Test
-    fun theListenerGetsDecisionsUntilItsJobIsCancelled() = runBlocking {
+    fun theListenerGetsDecisionsUntilItsJobIsCancelled() = runBlocking<Unit> {
         val user = Live.newUser()
         val client = Live.client(user)
         val seen = java.util.Collections.synchronizedList(ArrayList<Decision>())
