@@ -30,7 +30,8 @@ dependencies {
     implementation("com.google.android.material:material:1.12.0")
     implementation("androidx.activity:activity-ktx:1.9.3")
     implementation(platform("androidx.compose:compose-bom:2025.05.00"))
-    implementation("androidx.compose.material3:material3")
+    // 1.4: ModalBottomSheetProperties(shouldDismissOnBackPress, shouldDismissOnClickOutside)
+    implementation("androidx.compose.material3:material3:1.4.0")
     implementation("androidx.compose.ui:ui")
 }
 

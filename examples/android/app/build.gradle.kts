@@ -37,5 +37,6 @@ dependencies {
     implementation("androidx.lifecycle:lifecycle-runtime-ktx:2.8.7")
     implementation("com.google.android.material:material:1.12.0")
     implementation(platform("androidx.compose:compose-bom:2025.05.00"))
-    implementation("androidx.compose.material3:material3")
+    // 1.4: ModalBottomSheetProperties(shouldDismissOnBackPress, shouldDismissOnClickOutside)
+    implementation("androidx.compose.material3:material3:1.4.0")
 }

@@ -102,6 +102,12 @@ class SheetdBottomSheetDialog(
         content.addOnLayoutChangeListener { view, _, _, _, _, _, _, _, _ -> session.measured(view.height / density.toDouble()) }
     }
 
+    /** Closes the sheet because the decision no longer presents it: not reported (sheetd knows). */
+    fun withdraw() {
+        session.withdrawn()
+        dismiss()
+    }
+
     /** Closes the sheet through a control (`closeButton`, `cancelButton`, `action`): reported with [method]. */
     fun close(method: DismissalMethod) {
         session.willClose(method)

@@ -14,7 +14,6 @@ import androidx.compose.material3.Text
 import androidx.compose.material3.TextButton
 import androidx.compose.material3.rememberModalBottomSheetState
 import androidx.compose.runtime.Composable
-import androidx.compose.runtime.DisposableEffect
 import androidx.compose.runtime.LaunchedEffect
 import androidx.compose.runtime.getValue
 import androidx.compose.runtime.mutableStateOf
@@ -63,10 +62,9 @@ fun SheetdModalBottomSheet(
     content: @Composable ColumnScope.(SheetdSheetControls) -> Unit
 ) {
     val gate = remember { SheetPresentationGate() }
-    var revision by remember { mutableStateOf(0) } // recomposes when the gate changes
+    var revision by remember { mutableStateOf(0) } // the gate is a plain type: a change bumps this to recompose
     LaunchedEffect(decision) { gate.observe(decision); revision++ }
-    @Suppress("UNUSED_EXPRESSION") revision
-    val sheet = gate.sheet(decision) ?: return
+    val sheet = remember(decision, revision) { gate.sheet(decision) } ?: return // a withdrawn sheet is not reported: sheetd knows
     val scope = rememberCoroutineScope()
     val session = remember(sheet.id, decision) { SheetdSheetSession(sheet, client, scope, onError) }
     val plan = session.plan?.compose ?: return
@@ -103,7 +101,6 @@ fun SheetdModalBottomSheet(
         if (plan.initialValue == SheetdSheetValue.EXPANDED && !plan.skipPartiallyExpanded) state.expand()
         session.appeared()
     }
-    DisposableEffect(session) { onDispose { if (session.lifecycle.endedWith == null) session.dismissed(interactive = false) } }
     val density = LocalDensity.current
     ModalBottomSheet(
         onDismissRequest = { ended(interactive = true) },

@@ -42,6 +42,7 @@ class SheetLifecycle(val sheet: SheetPresentation) {
         private set
     private var control: DismissalMethod? = null
     private var dragging = false
+    private var withdrawnByServer = false
 
     /** The sheet is on screen (`onStart`/`onShow`, `LaunchedEffect`): true the first time. */
     @Synchronized fun appeared(): Boolean {
@@ -63,6 +64,9 @@ class SheetLifecycle(val sheet: SheetPresentation) {
 
     @Synchronized fun touchedOutside() { cause = DismissCause.OUTSIDE_TOUCH }
 
+    /** The decision withdrew the sheet (its count went to 0): its end is not reported, sheetd knows. */
+    @Synchronized fun withdrawn() { withdrawnByServer = true }
+
     /** A confirm dialog was declined: the sheet stays, forget what asked to close it. */
     @Synchronized fun closeDeclined() {
         cause = null
@@ -76,7 +80,7 @@ class SheetLifecycle(val sheet: SheetPresentation) {
      * not say): when only one of them may dismiss it was that one, else `swipe`. Null when already reported.
      */
     @Synchronized fun dismissed(interactive: Boolean, plan: MaterialSheetPlan? = null): DismissalMethod? {
-        if (endedWith != null) return null
+        if (endedWith != null || withdrawnByServer) return null
         val seen = cause ?: if (dragging) DismissCause.DRAG else null
         if (seen != null && control == null) cause = seen
         val method = control ?: when {

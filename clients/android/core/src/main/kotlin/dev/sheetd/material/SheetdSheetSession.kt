@@ -39,6 +39,7 @@ class SheetdSheetSession(
     fun backPressed() = lifecycle.backPressed()
     fun touchedOutside() = lifecycle.touchedOutside()
     fun closeDeclined() = lifecycle.closeDeclined()
+    fun withdrawn() = lifecycle.withdrawn()
 
     /** The sheet is gone: reports the dismissal once; [completion] runs after the report, either way. */
     fun dismissed(interactive: Boolean, completion: () -> Unit = {}): Job? {

@@ -115,7 +115,7 @@ class MainActivity : ComponentActivity() {
                 status.text = "decision: ${decision.reason}"
                 val sheet = decision.sheet
                 if (sheet == null || !decision.present) {
-                    shown?.dismiss() // withdrawn by the server: reported as programmatic
+                    shown?.withdraw() // the server withdrew it: nothing to report
                     shown = null
                     return
                 }
