@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test
  */
 class MaterialMappingTests {
     /** The presented sheet for a new user after [setup], on [screen]/[tab] for Android. */
-    private fun presented(screen: String, tab: String? = null, dirty: Boolean? = null, setup: suspend (dev.sheetd.client.SheetdClient) -> Unit): SheetPresentation = runBlocking<Unit> {
+    private fun presented(screen: String, tab: String? = null, dirty: Boolean? = null, setup: suspend (dev.sheetd.client.SheetdClient) -> Unit): SheetPresentation = runBlocking {
         val client = Live.client(Live.newUser())
         setup(client)
         val decision = client.decision(SheetContext(screen, tab, dirty = dirty, appVersion = "2.10", locale = "de"))
