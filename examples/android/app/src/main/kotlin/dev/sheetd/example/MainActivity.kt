@@ -1,7 +1,7 @@
 package dev.sheetd.example
 
 import android.os.Bundle
-import android.widget.Button
+import android.widget.Button as ViewButton
 import android.widget.LinearLayout
 import android.widget.TextView
 import androidx.activity.ComponentActivity
@@ -106,7 +106,7 @@ class MainActivity : ComponentActivity() {
         val layout = LinearLayout(this).apply {
             orientation = LinearLayout.VERTICAL
             addView(status)
-            addView(Button(context).apply { text = "Add an offer"; setOnClickListener { addOffer() } })
+            addView(ViewButton(context).apply { text = "Add an offer"; setOnClickListener { addOffer() } })
         }
         setContentView(layout)
         var shown: SheetdBottomSheetDialog? = null
@@ -125,7 +125,7 @@ class MainActivity : ComponentActivity() {
                     addView(TextView(context).apply { text = "You have $offers offers"; setPadding(48, 48, 48, 24) })
                 }
                 val dialog = SheetdBottomSheetDialog(this@MainActivity, sheet, client, lifecycleScope, content)
-                content.addView(Button(this@MainActivity).apply { text = "See offers"; setOnClickListener { dialog.close(DismissalMethod.ACTION) } })
+                content.addView(ViewButton(this@MainActivity).apply { text = "See offers"; setOnClickListener { dialog.close(DismissalMethod.ACTION) } })
                 dialog.show()
                 shown = dialog
             }
