@@ -1,4 +1,4 @@
-// Run: ./gradlew :app:installDebug -Psheetd.url=http://10.0.2.2:8080 -Psheetd.user=user-1 -Psheetd.token=<HS256 JWT>
+// Run: gradle :app:installDebug -Psheetd.url=http://10.0.2.2:8080 -Psheetd.user=user-1 -Psheetd.token=<HS256 JWT>
 // (10.0.2.2 is the host from the emulator; `make run` serves the example catalog on port 8080).
 plugins {
     id("com.android.application")
