@@ -28,10 +28,11 @@ data class SheetdConfiguration(
     val outboxLimit: Int = 500,
     /**
      * Send each event's `occurredAt` (RFC 3339, the time the app created it), so a report delivered late
-     * (from the outbox, after a restart) counts at the time it happened. Needs a server that accepts the
-     * member (older servers refuse unknown members with a 400).
+     * (from the outbox, after a restart) counts at the time it happened: a dismissal's cooldown, an
+     * impression's place in the caps' windows. Turn it off for a sheetd older than the member (it
+     * refuses unknown members with a 400).
      */
-    val sendOccurredAt: Boolean = false,
+    val sendOccurredAt: Boolean = true,
     /**
      * The oldest event, in seconds, sent with its `occurredAt`: sheetd takes times up to 24 h back (and
      * 60 s ahead of its clock); an older event is sent without it and counts when it arrives, rather
