@@ -71,7 +71,7 @@ spec-test:
 	scripts/check-openapi.sh
 
 # The Android client's JVM core (clients/android/core) compiled with kotlinc and its JUnit 5 tests run by
-# the console launcher against a freshly started sheetd (debug build, free port, temp database): 1-2 min.
+# the console launcher against a freshly started sheetd (debug build, free port, temp database): ~1 min.
 android-test: deps android-deps
 	swift build $(SWIFT_FLAGS)
 	scripts/android-test.sh .build/debug/sheetd

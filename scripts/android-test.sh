@@ -4,8 +4,8 @@
 # .build/debug/sheetd) on a free port with a temporary database and the example catalog, and runs the
 # JUnit 5 tests with the console launcher against it. Ends with the launcher's summary and one line:
 #   android-test: N passed, M failed
-# A build failure or a server that does not start counts as one failure. About 1-2 minutes on two
-# cores (kotlinc's start-up and compile dominate; the tests take about 20 s).
+# A build failure or a server that does not start counts as one failure. About a minute on two busy
+# cores (kotlinc dominates; the tests take about 10 s).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-.build/debug/sheetd}
@@ -26,8 +26,10 @@ for jar in kotlin-stdlib.jar kotlinx-coroutines-core.jar atomicfu.jar junit-plat
 done
 
 # --- build: one kotlinc call for the library and its tests ----------------------------------------
-# kotlinc runs with 256 MiB by default: a larger heap saves it garbage collections on this build.
-export JAVA_OPTS=${JAVA_OPTS:--Xmx768m -Xms256m}
+# kotlinc's JVM: a larger heap than its 256 MiB default, the C1 compiler only and the serial collector.
+# Measured on the shared two-core machine (load 11-12), the whole script: 2 min 53 s wall and 48 s CPU
+# with kotlinc's defaults, 52 s and 20 s with these (a one-off compile does not repay C2's warm-up).
+export JAVA_OPTS=${JAVA_OPTS:--Xmx768m -Xms256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC}
 rm -rf "$out/classes"
 mkdir -p "$out/classes"
 sources=$(find clients/android/core/src/main/kotlin clients/android/core/src/test/kotlin -name '*.kt' | sort)

@@ -7,7 +7,7 @@
 # files `swift test --xunit-output` writes (the console can drop a test's result line when many tests
 # finish at once; the files cannot); smoke counts scripts/run-smoke.sh's checks; spec counts check-openapi's checks;
 # lint counts the Swift files that `swift format lint --strict` finds nothing in.
-# android counts the JUnit 5 tests of clients/android/core from the console launcher's summary (1-2 min).
+# android counts the JUnit 5 tests of clients/android/core from the console launcher's summary (about a minute).
 # A stage that ends without its own count (a crash, a build error) counts as one failure.
 # Exits 1 when anything failed. SWIFT_FLAGS is passed to swift build and swift test.
 set -uo pipefail
