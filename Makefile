@@ -9,14 +9,17 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libjemall
 APT_PACKAGES += libpq-dev postgresql
 # make replicas-test: the load balancer in front of two replicas.
 APT_PACKAGES += haproxy
+# make android-test (a stage of make test): the Android client's JVM core, built with Debian's kotlinc.
+ANDROID_APT_PACKAGES := kotlin openjdk-17-jdk-headless junit5 libkotlinx-coroutines-java libkotlinx-atomicfu-java
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
-.PHONY: help deps build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick bench-postgres reliability container-test replicas-test clean
+.PHONY: help deps android-deps android-test build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick bench-postgres reliability container-test replicas-test clean
 
 help:
 	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
 	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
+	@echo "make android-test    the Android client's Kotlin core: kotlinc + JUnit 5 against a live sheetd (also in make test)"
 	@echo "make lint            swift format lint --strict with .swift-format (make format fixes)"
 	@echo "make browser-test    the /preview page in headless Chromium against a live server"
 	@echo "make bench           load benchmarks against C yardsticks (SQLite, then PostgreSQL), storage growth, then 10 000 decision streams (writes BENCHMARKS.md)"
@@ -36,6 +39,10 @@ deps:
 	  else echo "missing Debian packages: $$missing (run as root, or: sudo apt-get install $$missing)"; exit 1; fi; \
 	fi
 
+# Only make test and make android-test need these (kotlinc, the JDK, JUnit 5, coroutines).
+android-deps:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(ANDROID_APT_PACKAGES)"
+
 build: deps
 	swift build $(SWIFT_FLAGS)
 
@@ -47,7 +54,7 @@ run: release
 
 # Every stage, each run even when an earlier one failed, ending with one line for all of them:
 # "make test: N passed, M failed" (scripts/test-all.sh; the stages' logs are in .build/test-logs).
-test: deps
+test: deps android-deps
 	@SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/test-all.sh
 
 # The store tests run on SQLite and on a throwaway PostgreSQL (scripts/with-postgres.sh).
@@ -62,6 +69,12 @@ smoke-test:
 
 spec-test:
 	scripts/check-openapi.sh
+
+# The Android client's JVM core (clients/android/core) compiled with kotlinc and its JUnit 5 tests run by
+# the console launcher against a freshly started sheetd (debug build, free port, temp database): ~1 min.
+android-test: deps android-deps
+	swift build $(SWIFT_FLAGS)
+	scripts/android-test.sh .build/debug/sheetd
 
 # swift-format with the repository's .swift-format (also a stage of `make test`); `make format` fixes.
 format:

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # `make test`: every stage (unit, PostgreSQL store tests, smoke on SQLite and on PostgreSQL, the
-# PostgreSQL outage check, spec, lint), each run even when an earlier one failed, then one
+# PostgreSQL outage check, the Android client's Kotlin tests, spec, lint), each run even when an earlier one failed, then one
 # line per stage and a last line counting every test case of every stage:
 #   make test: N passed, M failed
 # Unit counts Swift Testing tests (a parameterized test counts once) and XCTest tests, from the JUnit
 # files `swift test --xunit-output` writes (the console can drop a test's result line when many tests
 # finish at once; the files cannot); smoke counts scripts/run-smoke.sh's checks; spec counts check-openapi's checks;
 # lint counts the Swift files that `swift format lint --strict` finds nothing in.
+# android counts the JUnit 5 tests of clients/android/core from the console launcher's summary (about a minute).
 # A stage that ends without its own count (a crash, a build error) counts as one failure.
 # Exits 1 when anything failed. SWIFT_FLAGS is passed to swift build and swift test.
 set -uo pipefail
@@ -94,6 +95,21 @@ if [ "$built" = 1 ] && [ -n "${SHEETD_TEST_POSTGRES_URL:-}" ]; then
   else
     record pg-outage 0 1 "pg-outage.sh ended without its summary: see $logs/pg-outage.log"
   fi
+fi
+
+# --- android: the Android client's Kotlin core against a live sheetd (scripts/android-test.sh) ---------
+# Counts come from the JUnit console launcher's summary ("[ N tests successful ]", "[ M tests failed ]").
+if [ "$built" = 1 ]; then
+  scripts/android-test.sh .build/debug/sheetd 2>&1 | tee "$logs/android.log"
+  ok=$(grep -oE '^\[ +[0-9]+ tests successful +\]' "$logs/android.log" | grep -oE '[0-9]+' | tail -1)
+  bad=$(grep -oE '^\[ +[0-9]+ tests failed +\]' "$logs/android.log" | grep -oE '[0-9]+' | tail -1)
+  if [ -n "$ok" ] && [ -n "$bad" ]; then
+    record android "$ok" "$bad"
+  else
+    record android 0 1 "no JUnit summary (kotlinc or sheetd failed): see $logs/android.log"
+  fi
+else
+  record android 0 1 "not run: the build failed"
 fi
 
 # --- spec: openapi.yaml and its examples -----------------------------------------------------------
