@@ -88,10 +88,16 @@ public enum ContentCoding {
             response.headers.append(("Content-Encoding", "gzip"))
             encodeEntityTag(&response)
         case .notModified(let representation) where representation.count >= minimumBytes:
-            // The 200 would be encoded: same Vary and ETag. (Its Content-Length stays the unencoded
-            // length: encoding a body only to count it is not worth a 304.)
+            // The 200 would be encoded: same Vary and ETag, and the encoded length (RFC 9110 §8.6: a
+            // 304's Content-Length is the selected representation's; a client that honours it waits
+            // for that many bytes otherwise). The encoding is remembered from the 200 that was sent.
             if !varyIncluded { addVary(&response) }
-            if acceptsGzip { encodeEntityTag(&response) }
+            if acceptsGzip, response.header("Content-Encoding") == nil, let encoded = Gzip.compressRemembered(representation),
+                encoded.count < representation.count
+            {
+                response.content = .notModified(representation: encoded)
+                encodeEntityTag(&response)
+            }
         case .bytes, .notModified, .deferred, .stream:
             break
         }

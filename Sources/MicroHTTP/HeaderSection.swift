@@ -32,6 +32,8 @@ enum HeaderSection {
             }
         }
         if walk.contentLength > 1 { return "The request has more than one Content-Length header." }
+        // Which credentials would count is ambiguous (a proxy may read the other one): refuse both.
+        if walk.authorization > 1 { return "The request has more than one Authorization header." }
         return nil
     }
 
@@ -47,7 +49,7 @@ enum HeaderSection {
         let end: UnsafeRawPointer
         var lineEnd: UnsafeRawPointer?
         var problem: String?
-        var host = 0, contentLength = 0, transferEncoding = 0
+        var host = 0, contentLength = 0, transferEncoding = 0, authorization = 0
 
         init(end: UnsafeRawPointer) { self.end = end }
 
@@ -72,6 +74,8 @@ enum HeaderSection {
                 contentLength += 1
             } else if asciiEqualsLowercased(name, "transfer-encoding") {
                 transferEncoding += 1
+            } else if asciiEqualsLowercased(name, "authorization") {
+                authorization += 1
             }
         }
 

@@ -140,4 +140,38 @@ import Testing
         #expect(identity.header("Content-Encoding") == nil)
         #expect(identity.body == body)
     }
+
+    /// A 304 to a request that would get gzip carries the gzip 200's Content-Length (RFC 9110 §8.6),
+    /// not the identity body's; one to an identity request the identity length. Both are followed by
+    /// nothing: the next answer parses on the same connection.
+    @Test func notModifiedCarriesTheSelectedRepresentationsLength() throws {
+        let body = Array(String(repeating: "sheetd decides which bottom sheet to show. ", count: 100).utf8)
+        let router = Router()
+        router.add(.GET, "/v1/tagged") { request in
+            var response =
+                request.header("If-None-Match") != nil
+                ? HTTPResponse.notModified(headers: [("ETag", "\"t\"")], representation: body)
+                : HTTPResponse.json(200, body, headers: [("ETag", "\"t\"")])
+            response.compression = .gzipIfAccepted
+            return response
+        }
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        let server = HTTPServer(configuration: configuration, router: router, metrics: HTTPMetrics())
+        try server.start()
+        defer { server.stop(drainTimeout: .seconds(1)) }
+
+        let c = try RawConnection(port: server.port)
+        let gz = try c.request("GET", "/v1/tagged", headers: [("Accept-Encoding", "gzip")])
+        #expect(gz.header("Content-Encoding") == "gzip")
+        let gz304 = try c.request("GET", "/v1/tagged", headers: [("Accept-Encoding", "gzip"), ("If-None-Match", "\"t-gzip\"")])
+        #expect(gz304.status == 304)
+        #expect(gz304.header("Content-Length") == gz.header("Content-Length"), "the identity body's length on a gzip 304")
+        #expect(gz304.header("ETag") == gz.header("ETag"))
+        let plain304 = try c.request("GET", "/v1/tagged", headers: [("If-None-Match", "\"t\"")])
+        #expect(plain304.header("Content-Length") == String(body.count))
+        #expect(try c.request("GET", "/v1/tagged").status == 200)
+    }
 }

@@ -58,6 +58,10 @@ final class Calls: Sendable {
             "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n\(smuggled)"
         ),
         (
+            "two Authorization headers",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n\(smuggled)"
+        ),
+        (
             "NUL in a header value",
             "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b\r\n\r\n\(smuggled)"
         ),

@@ -157,6 +157,9 @@ import Testing
         #expect(try live.get("/v1/catalog/revisions/\(oldest - 1)", token: Self.alice.token).status == 404)
         #expect(try live.get("/v1/catalog/revisions?limit=0", token: Self.alice.token).status == 400)
         #expect(try live.get("/v1/catalog/revisions?page=2", token: Self.alice.token).status == 400)
+        // One rule everywhere: a repeated parameter is refused, as on the decision routes.
+        let repeated = try live.get("/v1/catalog/revisions?limit=1&limit=2", token: Self.alice.token)
+        #expect(repeated.status == 400 && repeated.text.contains("more than once"), "\(repeated.text)")
     }
 
     /// Restore honours If-Match: two admins holding the same ETag race to restore; exactly one wins,

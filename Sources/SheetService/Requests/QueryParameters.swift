@@ -11,7 +11,14 @@ struct QueryParameters {
     /// Reads `request`'s query with `readers` (known names, in the order they are listed in messages).
     static func read(_ request: HTTPRequest, _ readers: KeyValuePairs<String, Reader>) throws(Problem) {
         var invalid: [(name: String, reason: String)] = []
+        var seen: Set<String> = []
         for name in request.queryNames() {
+            // One rule everywhere (as on the decision routes): a repeated parameter is refused, never
+            // silently read as its first value.
+            guard seen.insert(name).inserted else {
+                if !invalid.contains(where: { $0.name == name }) { invalid.append((name, "is given more than once")) }
+                continue
+            }
             if let reader = readers.first(where: { $0.key == name })?.value {
                 if let reason = reader(request.query(name)) { invalid.append((name, reason)) }
             } else if !invalid.contains(where: { $0.name == name }) {
