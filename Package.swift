@@ -103,7 +103,7 @@ let package = Package(
             name: "SheetServiceTests",
             dependencies: [
                 "SheetService", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport",
-                "PostgresStore", "PostgresKit",
+                "PostgresStore", "PostgresKit", "CurlKit",
             ]),
         // Two replicas (services over their own PostgreSQL stores) on one database.
         .testTarget(

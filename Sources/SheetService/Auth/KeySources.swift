@@ -52,6 +52,9 @@ public final class KeySources: Sendable {
         var lastFetch = 0
         var nextFetch = Int.max
         var fileStamps: [String: FileStamp] = [:]
+        var fileReloads = 0
+        var fileReloadFailures = 0
+        var fetchFailures = 0
     }
 
     private let state = ConditionLock(State())
@@ -87,6 +90,11 @@ public final class KeySources: Sendable {
         }
         if let fetchFailure { Log.write(.warn, "JWKS URL not fetched; serving with the other keys", [("error", .string(fetchFailure))]) }
     }
+
+    /// Files reloaded after start-up, reloads refused (the old keys kept), and failed fetches of the URL.
+    public var fileReloads: Int { state.withLock { $0.fileReloads } }
+    public var fileReloadFailures: Int { state.withLock { $0.fileReloadFailures } }
+    public var fetchFailures: Int { state.withLock { $0.fetchFailures } }
 
     /// Starts the background thread (when a file or URL is configured).
     public func start() {
@@ -147,8 +155,10 @@ public final class KeySources: Sendable {
                 guard changed || reload else { continue }
                 do throws(KeySetError) {
                     try loadFile(path, source: source)
+                    state.withLock { $0.fileReloads += 1 }
                     Log.write(.info, "keys reloaded", [("source", .string(source)), ("keys", .string(ring.keyDescriptions.joined(separator: ", ")))])
                 } catch {
+                    state.withLock { $0.fileReloadFailures += 1 }
                     Log.write(.warn, "keys not reloaded; the previous keys stay", [("source", .string(source)), ("error", .string(error.message))])
                 }
             }
@@ -161,7 +171,10 @@ public final class KeySources: Sendable {
                 } catch {
                     Log.write(.warn, "JWKS URL not fetched; the previous keys stay", [("error", .string(error.message))])
                     // Sooner than the refresh interval: the provider may be back in a moment.
-                    state.withLock { $0.nextFetch = min($0.nextFetch, Timers.now() + min(settings.refreshSeconds, 30) * 1_000_000) }
+                    state.withLock {
+                        $0.fetchFailures += 1
+                        $0.nextFetch = min($0.nextFetch, Timers.now() + min(settings.refreshSeconds, 30) * 1_000_000)
+                    }
                 }
             }
         }

@@ -238,27 +238,24 @@ public struct TokenVerifier: Sendable {
         else { throw .malformed }
         let parts = [token[..<dot1], token[utf8.index(after: dot1)..<dot2], token[utf8.index(after: dot2)...]]
         let keySet = keys.snapshot
-        var header: [String: JSONValue]?
         let key: VerificationKey
+        var headerChecked = false
         if keySet.byID.isEmpty, let only = keySet.withoutID {
             // One key: the signature is checked before anything in the token is decoded.
             key = only
         } else {
+            // Several keys: the header (at most 1 KiB) names the key; it is checked before the signature.
             guard parts[0].utf8.count <= Self.maximumHeaderBytes else { throw .malformed }
-            header = try Self.header(parts[0])
-            key = try self.key(for: header!, in: keySet)
+            let header = try Self.header(parts[0])
+            key = try self.key(for: header, in: keySet)
+            try Self.check(header, for: key)
+            headerChecked = true
         }
         guard let signature = Base64URL.decode(parts[2]) else { throw .malformed }
         // The signature is checked over the raw `header.payload` bytes before the payload is
         // decoded or parsed: an unauthenticated client gets no further than one verification.
         guard key.verifies(signature, over: token[..<dot2].utf8) else { throw .badSignature }
-
-        let verifiedHeader: [String: JSONValue]
-        if let header { verifiedHeader = header } else { verifiedHeader = try Self.header(parts[0]) }
-        // The key decides the algorithm, never the token: "none" and every other are refused.
-        guard case .string(key.algorithm)? = verifiedHeader["alg"] else { throw .unsupportedAlgorithm }
-        if let typ = verifiedHeader["typ"] { guard case .string(let t) = typ, t.uppercased() == "JWT" else { throw .malformed } }
-        if let name = Self.forbiddenHeaderMembers.first(where: { verifiedHeader[$0] != nil }) { throw .forbiddenHeader(name) }
+        if !headerChecked { try Self.check(try Self.header(parts[0]), for: key) }
         guard let payloadBytes = Base64URL.decode(parts[1]), let payload = Self.object(payloadBytes) else { throw .malformed }
         let entry = try claims(payload, epoch: keySet.epoch)
         _ = try entry.check(now: now, skew: clockSkewSeconds)
@@ -271,6 +268,14 @@ public struct TokenVerifier: Sendable {
     private static func header(_ part: Substring) throws(TokenError) -> [String: JSONValue] {
         guard let bytes = Base64URL.decode(part), let header = object(bytes) else { throw .malformed }
         return header
+    }
+
+    /// The key decides the algorithm, never the token: "none" and every other are refused, and so
+    /// are headers that would carry or point to a key.
+    private static func check(_ header: [String: JSONValue], for key: VerificationKey) throws(TokenError) {
+        guard case .string(key.algorithm)? = header["alg"] else { throw .unsupportedAlgorithm }
+        if let typ = header["typ"] { guard case .string(let t) = typ, t.uppercased() == "JWT" else { throw .malformed } }
+        if let name = forbiddenHeaderMembers.first(where: { header[$0] != nil }) { throw .forbiddenHeader(name) }
     }
 
     /// The key the header's `kid` names (or the one key without `kid`, when the header has none).
