@@ -9,6 +9,8 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libjemall
 APT_PACKAGES += libpq-dev postgresql
 # make replicas-test: the load balancer in front of two replicas.
 APT_PACKAGES += haproxy
+# SHEETD_JWKS_URL: libcurl, Debian's HTTPS client (bench/jwks.sh signs its tokens with python3-cryptography).
+APT_PACKAGES += libcurl4-openssl-dev python3-cryptography
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 

@@ -113,7 +113,7 @@ let package = Package(
         // The command line and configuration of the sheetd executable (@testable import sheetd).
         .testTarget(
             name: "sheetdTests",
-            dependencies: ["sheetd", "SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "TestSupport"]),
+            dependencies: ["sheetd", "SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "Crypto", "TestSupport"]),
         .testTarget(
             name: "SheetdClientTests",
             dependencies: ["SheetdClient", "SheetdClientTesting", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),

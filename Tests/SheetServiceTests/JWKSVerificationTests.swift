@@ -63,10 +63,13 @@ struct JWKSVerificationTests {
         let verifier = try Self.verifier()
         let wrongIssuer = key.token(extraClaims: #","iss":"https://issuer.example","aud":"sheetd-app""#)
         #expect(Self.outcome(verifier, wrongIssuer) == .failure(.invalidClaims("iss is not the configured issuer")))
-        #expect(Self.outcome(verifier, key.token(extraClaims: #","aud":"sheetd-app""#)) == .failure(.invalidClaims("iss is not the configured issuer")))
+        #expect(
+            Self.outcome(verifier, key.token(extraClaims: #","aud":"sheetd-app""#)) == .failure(.invalidClaims("iss is not the configured issuer")))
         let wrongAudience = key.token(extraClaims: #","iss":"https://issuer.example/","aud":["other"]"#)
         #expect(Self.outcome(verifier, wrongAudience) == .failure(.invalidClaims("aud does not name the configured audience")))
-        #expect(Self.outcome(verifier, key.token(extraClaims: #","iss":"https://issuer.example/""#)) == .failure(.invalidClaims("aud does not name the configured audience")))
+        #expect(
+            Self.outcome(verifier, key.token(extraClaims: #","iss":"https://issuer.example/""#))
+                == .failure(.invalidClaims("aud does not name the configured audience")))
     }
 
     /// A kid no source has is refused with the kid named; a token without kid is refused when several keys are configured.
@@ -198,7 +201,8 @@ struct JWKSVerificationTests {
         #expect(verifier.keys.epoch == epoch)
         #expect(Self.outcome(verifier, added.token(extraClaims: Self.claims)) == .success(.user("alice")))
         // The EC key leaves: its cached token is refused by the bytes path (the hot path) as well.
-        try verifier.keys.replace(source: "SHEETD_JWKS_FILE", with: try JSONWebKeySet.parse(Array(TokenFactory.jwks([rsa.jwk(), ed.jwk(), added.jwk()]).utf8)))
+        try verifier.keys.replace(
+            source: "SHEETD_JWKS_FILE", with: try JSONWebKeySet.parse(Array(TokenFactory.jwks([rsa.jwk(), ed.jwk(), added.jwk()]).utf8)))
         #expect(verifier.keys.epoch == epoch + 1)
         var header = "Bearer \(ecToken)"
         let viaBytes = header.withUTF8 { b in Result { () throws(TokenError) in try verifier.principal(authorizationBytes: b.span, now: Self.now) } }
