@@ -84,6 +84,7 @@ bench: release
 	bench/growth.sh
 	bench/postgres.sh
 	bench/streams.sh
+	bench/jwks.sh
 
 bench-quick: release
 	bench/run.sh --quick
