@@ -15,8 +15,8 @@ public struct FetchError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// One blocking HTTPS (or HTTP) GET through libcurl, Debian's TLS client: certificates are verified
-/// against the system's CA store, redirects are followed (at most 3, never to another scheme than
-/// http or https), and the body is capped. For background work only: it blocks its thread for up to
+/// against the system's CA store, redirects are followed (at most 3; from https only to https), and
+/// the body is capped. For background work only: it blocks its thread for up to
 /// `timeoutSeconds`. C pointers stay in this file.
 public enum HTTPGet {
     /// libcurl's global set-up runs once, before the first handle (it is not safe to race on older releases).
@@ -37,7 +37,8 @@ public enum HTTPGet {
             let settings: [CURLcode] = [
                 ccurl_setopt_string(handle, CURLOPT_URL, url),
                 ccurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
-                ccurl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
+                // An https URL never follows a redirect to plain http (a downgrade anyone on the path could answer).
+                ccurl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, url.lowercased().hasPrefix("https:") ? "https" : "http,https"),
                 ccurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1),
                 ccurl_setopt_long(handle, CURLOPT_MAXREDIRS, 3),
                 // No signals from libcurl in a threaded server (it would use SIGALRM for DNS timeouts).
