@@ -11,6 +11,8 @@ APT_PACKAGES += libpq-dev postgresql
 APT_PACKAGES += haproxy
 # make android-test (a stage of make test): the Android client's JVM core, built with Debian's kotlinc.
 ANDROID_APT_PACKAGES := kotlin openjdk-17-jdk-headless junit5 libkotlinx-coroutines-java libkotlinx-atomicfu-java
+# SHEETD_JWKS_URL: libcurl, Debian's HTTPS client (bench/jwks.sh signs its tokens with python3-cryptography).
+APT_PACKAGES += libcurl4-openssl-dev python3-cryptography
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
@@ -95,6 +97,7 @@ bench: release
 	bench/growth.sh
 	bench/postgres.sh
 	bench/streams.sh
+	bench/jwks.sh
 
 bench-quick: release
 	bench/run.sh --quick

@@ -5,11 +5,11 @@ import PackageDescription
 // migrate/token/backup/restore/catalog check) → {SheetService, SheetWire, MicroHTTP, SheetStore, PostgresStore, SheetPolicy, JSONKit, Crypto,
 // CJemalloc (the executable's allocator)};
 // SheetService (the service: routes over a store and the policy) → {MicroHTTP, SheetStore,
-// SheetWire, SheetPolicy, Crypto, JSONKit, Concurrency};
+// SheetWire, SheetPolicy, Crypto, CurlKit, JSONKit, Concurrency};
 // SheetWire (the API's wire format: request bodies decoded into typed values, every answer encoded) → {SheetPolicy, JSONKit};
 // SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite;
 // MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses, gzip) → {CMicroHTTPD, CZlib, Concurrency, JSONKit, Observability};
-// Observability (the JSON-lines logger, the Prometheus text format, the monotonic clock) → JSONKit; Crypto → CCrypto. SheetdClient (the typed Swift client for apps) → Foundation only: no server module
+// Observability (the JSON-lines logger, the Prometheus text format, the monotonic clock) → JSONKit; Crypto → CCrypto; CurlKit (HTTPS GETs off the request path) → CCurl. SheetdClient (the typed Swift client for apps) → Foundation only: no server module
 // depends on it and it depends on none of them. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
 // and Synchronization.
@@ -35,9 +35,12 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         .target(name: "Concurrency"),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
+        // HTTPS GETs through libcurl (a JWKS URL), for background threads only.
+        .target(name: "CurlKit", dependencies: ["CCurl"]),
         .target(name: "Observability", dependencies: ["JSONKit"]),
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "CZlib", "Concurrency", "JSONKit", "Observability"]),
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
@@ -57,7 +60,9 @@ let package = Package(
         ),
         .target(
             name: "SheetService",
-            dependencies: ["MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency"],
+            dependencies: [
+                "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "CurlKit", "Concurrency",
+            ],
             exclude: ["Preview"],
             plugins: ["EmbedPreview"]
         ),
@@ -98,7 +103,7 @@ let package = Package(
             name: "SheetServiceTests",
             dependencies: [
                 "SheetService", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport",
-                "PostgresStore", "PostgresKit",
+                "PostgresStore", "PostgresKit", "CurlKit",
             ]),
         // Two replicas (services over their own PostgreSQL stores) on one database.
         .testTarget(
@@ -108,7 +113,7 @@ let package = Package(
         // The command line and configuration of the sheetd executable (@testable import sheetd).
         .testTarget(
             name: "sheetdTests",
-            dependencies: ["sheetd", "SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "TestSupport"]),
+            dependencies: ["sheetd", "SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "Crypto", "TestSupport"]),
         .testTarget(
             name: "SheetdClientTests",
             dependencies: ["SheetdClient", "SheetdClientTesting", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),

@@ -26,6 +26,12 @@ struct Configuration: Sendable {
     var adminToken: String?
     /// Named admin tokens (`SHEETD_ADMIN_TOKENS_FILE`), beside `adminToken` (named `admin`).
     var adminTokens: [AdminToken] = []
+    /// Where user-token keys come from besides `jwtSecret` (`SHEETD_JWT_SECRETS_FILE`, `SHEETD_JWKS_FILE`, `SHEETD_JWKS_URL`).
+    var keySources = KeySourceSettings()
+    /// What user tokens' claims must say (`SHEETD_JWT_ISSUER`, `SHEETD_JWT_AUDIENCE`, `SHEETD_JWT_SUBJECT_CLAIM`, `SHEETD_ADMIN_CLAIM`).
+    var claimRules = TokenClaimRules()
+    /// Things that work but should change (plain tokens in the admin tokens file), logged at start-up.
+    var warnings: [String] = []
     /// Catalog revisions kept (`SHEETD_CATALOG_REVISIONS`).
     var catalogRevisions = CatalogRevision.defaultKept
     /// The most conversions one user counts per experiment (`SHEETD_EXPERIMENT_CONVERSION_CAP`).
@@ -96,7 +102,15 @@ struct Configuration: Sendable {
         Option("--env", "SHEETD_ENV", "development or production", default: "development"),
         Option("--jwt-secret", "SHEETD_JWT_SECRET", "HS256 secret for user tokens; *_FILE reads it from a file", default: ""),
         Option("--admin-token", "SHEETD_ADMIN_TOKEN", "bearer token with every right; *_FILE reads it from a file", default: ""),
-        Option("--admin-tokens-file", "SHEETD_ADMIN_TOKENS_FILE", "file of named admin tokens, one 'name token' a line", default: "none"),
+        Option("--admin-tokens-file", "SHEETD_ADMIN_TOKENS_FILE", "file of named admin tokens, one 'name sha256:<hex>' a line", default: "none"),
+        Option("--jwt-secrets-file", "SHEETD_JWT_SECRETS_FILE", "HS256 secrets by kid, one 'kid secret' a line (rotation)", default: "none"),
+        Option("--jwks-file", "SHEETD_JWKS_FILE", "JWKS document of public keys; reloaded on change or SIGHUP", default: "none"),
+        Option("--jwks-url", "SHEETD_JWKS_URL", "https:// URL of the identity provider's JWKS", default: "none"),
+        Option("--jwks-refresh", "SHEETD_JWKS_REFRESH", "seconds between fetches of the JWKS URL", default: "300"),
+        Option("--jwt-issuer", "SHEETD_JWT_ISSUER", "the iss user tokens must carry (exact match)", default: "any"),
+        Option("--jwt-audience", "SHEETD_JWT_AUDIENCE", "the aud user tokens must carry (or contain)", default: "any"),
+        Option("--jwt-subject-claim", "SHEETD_JWT_SUBJECT_CLAIM", "the claim that names the user", default: "sub"),
+        Option("--admin-claim", "SHEETD_ADMIN_CLAIM", "CLAIM=VALUE making a user token an admin's, e.g. roles=sheetd-admin", default: "none"),
         Option("--catalog-revisions", "SHEETD_CATALOG_REVISIONS", "catalog revisions kept, the oldest dropped beyond", default: "1000"),
         Option(
             "--experiment-conversion-cap", "SHEETD_EXPERIMENT_CONVERSION_CAP",
@@ -217,7 +231,8 @@ struct Configuration: Sendable {
         if let v = values["--jwt-leeway"] { c.tokenClockSkewSeconds = try integer(v, "--jwt-leeway/SHEETD_JWT_LEEWAY", 0...3600) }
         if let v = values["--jwt-secret"], !v.isEmpty { c.jwtSecret = v }
         if let v = values["--admin-token"], !v.isEmpty { c.adminToken = v }
-        if let v = values["--admin-tokens-file"], !v.isEmpty { c.adminTokens = try adminTokens(fromFile: v) }
+        if let v = values["--admin-tokens-file"], !v.isEmpty { (c.adminTokens, c.warnings) = try adminTokens(fromFile: v) }
+        try c.parseKeySettings(values)
         if let v = values["--catalog-revisions"] {
             c.catalogRevisions = try integer(v, "--catalog-revisions/SHEETD_CATALOG_REVISIONS", 1...1_000_000)
         }
@@ -237,30 +252,116 @@ struct Configuration: Sendable {
         return c
     }
 
-    /// The `name token` lines of `path` (blank lines and `#` comments skipped). Names are 1 to 64
-    /// letters, digits, `.`, `_` or `-`, each used once; a token is used once too.
-    static func adminTokens(fromFile path: String) throws(ConfigurationError) -> [AdminToken] {
+    /// The `name sha256:<hex>` (or `name token`) lines of `path` (blank lines and `#` comments
+    /// skipped). Names are 1 to 64 letters, digits, `.`, `_` or `-`, each used once; a token (or
+    /// digest) is used once too. A plain token works, with a warning: the file should hold digests.
+    static func adminTokens(fromFile path: String) throws(ConfigurationError) -> (tokens: [AdminToken], warnings: [String]) {
         let variable = "--admin-tokens-file/SHEETD_ADMIN_TOKENS_FILE"
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ConfigurationError("\(variable): cannot read \(path)") }
         var tokens: [AdminToken] = []
+        var plainLines: [Int] = []
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmed()
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             // The line number only: a message never shows a token.
-            guard parts.count == 2 else { throw ConfigurationError("\(variable): line \(index + 1) of \(path) is not 'name token'") }
+            guard parts.count == 2 else { throw ConfigurationError("\(variable): line \(index + 1) of \(path) is not 'name sha256:<hex>'") }
             let name = String(parts[0])
             guard (1...64).contains(name.count), name.utf8.allSatisfy(Self.isNameByte)
             else { throw ConfigurationError("\(variable): line \(index + 1): a name is 1 to 64 letters, digits, '.', '_' or '-'") }
             guard !tokens.contains(where: { $0.name == name }) else {
                 throw ConfigurationError("\(variable): line \(index + 1): the name \(name) is used twice")
             }
-            guard !tokens.contains(where: { $0.token == parts[1] }) else {
+            let token: AdminToken
+            if parts[1].hasPrefix("sha256:") {
+                guard let digest = Self.hexBytes(parts[1].dropFirst(7)), digest.count == 32 else {
+                    throw ConfigurationError("\(variable): line \(index + 1): sha256: must be followed by 64 hex digits")
+                }
+                token = AdminToken(name: name, digest: digest)
+            } else {
+                token = AdminToken(name: name, token: String(parts[1]))
+                plainLines.append(index + 1)
+            }
+            guard !tokens.contains(where: { $0.digest == token.digest }) else {
                 throw ConfigurationError("\(variable): line \(index + 1): a token is used twice")
             }
-            tokens.append(AdminToken(name: name, token: String(parts[1])))
+            tokens.append(token)
         }
-        return tokens
+        let warnings =
+            plainLines.isEmpty
+            ? []
+            : [
+                "\(path): line\(plainLines.count == 1 ? "" : "s") \(plainLines.map(String.init).joined(separator: ", ")) hold\(plainLines.count == 1 ? "s" : "") a plain admin token; "
+                    + "store its digest instead ('name sha256:<hex>', the hex from: printf %s TOKEN | sha256sum)"
+            ]
+        return (tokens, warnings)
+    }
+
+    /// Lower- or upper-case hex digits as bytes; nil for anything else or an odd count.
+    static func hexBytes(_ text: Substring) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = hexValue(digits[i]), let low = hexValue(digits[i + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 0x30...0x39: b - 0x30
+        case 0x61...0x66: b - 0x61 + 10
+        case 0x41...0x46: b - 0x41 + 10
+        default: nil
+        }
+    }
+
+    /// The key sources and claim rules of user tokens.
+    mutating func parseKeySettings(_ values: [String: String]) throws(ConfigurationError) {
+        if environment == .production { keySources.minimumSecretLength = Self.minimumSecretLength }
+        if let v = values["--jwt-secrets-file"], !v.isEmpty { keySources.secretsFile = v }
+        if let v = values["--jwks-file"], !v.isEmpty { keySources.jwksFile = v }
+        if let v = values["--jwks-url"], !v.isEmpty {
+            guard let url = Self.jwksURL(v) else {
+                throw ConfigurationError(
+                    "--jwks-url/SHEETD_JWKS_URL: '\(v)' is not an https:// URL (plain http:// only on 127.0.0.1, ::1 or localhost)")
+            }
+            keySources.jwksURL = url
+        }
+        if let v = values["--jwks-refresh"] { keySources.refreshSeconds = try Self.integer(v, "--jwks-refresh/SHEETD_JWKS_REFRESH", 10...86_400) }
+        if let v = values["--jwt-issuer"], !v.isEmpty { claimRules.issuer = v }
+        if let v = values["--jwt-audience"], !v.isEmpty { claimRules.audience = v }
+        if let v = values["--jwt-subject-claim"] {
+            guard !v.isEmpty, v.utf8.count <= 256 else {
+                throw ConfigurationError("--jwt-subject-claim/SHEETD_JWT_SUBJECT_CLAIM: a claim name of 1 to 256 bytes")
+            }
+            claimRules.subjectClaim = v
+        }
+        if let v = values["--admin-claim"], !v.isEmpty {
+            guard let eq = v.firstIndex(of: "="), eq != v.startIndex, v.index(after: eq) != v.endIndex else {
+                throw ConfigurationError("--admin-claim/SHEETD_ADMIN_CLAIM: '\(v)' is not CLAIM=VALUE (e.g. roles=sheetd-admin)")
+            }
+            claimRules.adminClaim = (String(v[..<eq]), String(v[v.index(after: eq)...]))
+        }
+    }
+
+    /// `text` when it is an https:// URL, or an http:// URL to this machine (a JWKS fetched in the
+    /// clear from elsewhere could be swapped on the way, and with it every key).
+    static func jwksURL(_ text: String) -> String? {
+        let lower = text.lowercased()
+        if lower.hasPrefix("https://") && lower.count > 8 { return text }
+        guard lower.hasPrefix("http://") else { return nil }
+        let authority = lower.dropFirst(7).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }) + "]" : String(authority.prefix { $0 != ":" })
+        return ["127.0.0.1", "localhost", "[::1]"].contains(host) ? text : nil
+    }
+
+    /// Whether user tokens have keys of their own configuration (else a development secret is made).
+    var hasUserTokenKeys: Bool {
+        jwtSecret != nil || keySources.secretsFile != nil || keySources.jwksFile != nil || keySources.jwksURL != nil
     }
 
     private static func isNameByte(_ b: UInt8) -> Bool {
@@ -273,10 +374,14 @@ struct Configuration: Sendable {
     /// In production, missing or weak secrets stop start-up.
     func checkSecretsForProduction() throws(ConfigurationError) {
         guard environment == .production else { return }
-        // Named admin tokens may stand in for the single one; each must be as strong.
-        var secrets = [("SHEETD_JWT_SECRET", jwtSecret)]
+        // Named admin tokens may stand in for the single one; each must be as strong (a digest's
+        // token cannot be checked). Key files and a JWKS stand in for the single JWT secret.
+        var secrets: [(String, String?)] = []
+        if jwtSecret != nil || (keySources.secretsFile == nil && keySources.jwksFile == nil && keySources.jwksURL == nil) {
+            secrets.append(("SHEETD_JWT_SECRET", jwtSecret))
+        }
         if adminToken != nil || adminTokens.isEmpty { secrets.append(("SHEETD_ADMIN_TOKEN", adminToken)) }
-        secrets += adminTokens.map { ("SHEETD_ADMIN_TOKENS_FILE (\($0.name))", $0.token) }
+        secrets += adminTokens.compactMap { admin in admin.token.map { ("SHEETD_ADMIN_TOKENS_FILE (\(admin.name))", $0) } }
         for (name, value) in secrets {
             guard let value else { throw ConfigurationError("\(name) is required when SHEETD_ENV=production") }
             guard value.utf8.count >= Self.minimumSecretLength, Set(value.utf8).count >= 8 else {

@@ -33,10 +33,11 @@ enum ServiceRunner {
                 return 2
             }
         }
-        if configuration.jwtSecret == nil || (configuration.adminToken == nil && configuration.adminTokens.isEmpty) {
+        for warning in configuration.warnings { Log.write(.warn, warning) }
+        if !configuration.hasUserTokenKeys || (configuration.adminToken == nil && configuration.adminTokens.isEmpty) {
             do {
                 let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.developmentSecretsAnchor)
-                configuration.jwtSecret = configuration.jwtSecret ?? secrets.jwtSecret
+                if !configuration.hasUserTokenKeys { configuration.jwtSecret = secrets.jwtSecret }
                 if configuration.adminTokens.isEmpty { configuration.adminToken = configuration.adminToken ?? secrets.adminToken }
                 printDevelopmentBanner(configuration, generated: secrets.generated)
             } catch {
@@ -45,7 +46,26 @@ enum ServiceRunner {
             }
         }
 
+        // Before the service starts its first thread (every thread from here on inherits the mask);
+        // a signal from now on waits for `signals.wait()`, and one during start-up is answered once
+        // listening, by draining.
+        let signals = TerminationSignals()
         let started = ContinuousClock.now
+        // The keys before anything else is opened: a malformed key file or an unreachable JWKS with
+        // no other key stops start-up with the problem named.
+        var keySettings = configuration.keySources
+        keySettings.jwtSecret = configuration.jwtSecret
+        let keySources = KeySources(keySettings)
+        do {
+            try keySources.load()
+        } catch {
+            printError("sheetd: \(error.message)")
+            return 2
+        }
+        Log.write(.info, "user token keys", [("keys", .string(keySources.ring.keyDescriptions.joined(separator: ", ")))])
+        let tokens = TokenVerifier(
+            keys: keySources.ring, claimRules: configuration.claimRules, jwtSecret: configuration.jwtSecret,
+            adminToken: configuration.adminToken ?? "", adminTokens: configuration.adminTokens, clockSkewSeconds: configuration.tokenClockSkewSeconds)
         let store: any SheetStore
         do {
             store = try configuration.openStore()
@@ -53,14 +73,7 @@ enum ServiceRunner {
             printError("sheetd: cannot open \(configuration.databaseForDisplay): \(error)")
             return 1
         }
-        let tokens = TokenVerifier(
-            jwtSecret: configuration.jwtSecret!, adminToken: configuration.adminToken ?? "", adminTokens: configuration.adminTokens,
-            clockSkewSeconds: configuration.tokenClockSkewSeconds)
         let metrics = HTTPMetrics()
-        // Before the service starts its first thread (every thread from here on inherits the mask);
-        // a signal from now on waits for `signals.wait()`, and one during start-up is answered once
-        // listening, by draining.
-        let signals = TerminationSignals()
         let service: SheetService
         do {
             service = try SheetService(
@@ -96,6 +109,7 @@ enum ServiceRunner {
             return 1
         }
 
+        keySources.start()
         let server = HTTPServer(configuration: configuration.http, router: service.makeRouter(), metrics: metrics)
         do {
             try server.start()
@@ -113,12 +127,19 @@ enum ServiceRunner {
                 ("startup_us", .int(startupMicros)), ("allocator", .string(allocatorDescription)),
             ])
 
-        let signal = signals.wait()
+        var signal = signals.wait()
+        // SIGHUP reloads the key files (and fetches the JWKS URL) and serving goes on.
+        while signal == "SIGHUP" {
+            Log.write(.info, "reloading keys", [("signal", .string(signal))])
+            keySources.reload()
+            signal = signals.wait()
+        }
         Log.write(.info, "draining", [("signal", .string(signal)), ("timeout_s", .int(configuration.drainTimeoutSeconds))])
         service.beginDraining()
         server.beginDraining()
         server.stop(drainTimeout: .seconds(configuration.drainTimeoutSeconds))
         store.close()
+        keySources.stop()
         Log.write(.info, "stopped", [("signal", .string(signal))])
         return 0
     }
@@ -126,20 +147,21 @@ enum ServiceRunner {
     private struct SheetDefinitionList { var path: String; var definitions: [SheetDefinition] }
 
     private static func printDevelopmentBanner(_ c: Configuration, generated: Bool) {
-        let tokens = TokenVerifier(jwtSecret: c.jwtSecret!, adminToken: c.adminToken!)
-        let sample = tokens.issueUserToken(sub: "demo-user", now: Int64(time(nil)), ttl: 86_400)
+        // A sample user token only when the development secret signs them (not with a JWKS or secrets file).
+        let sample = c.jwtSecret.map {
+            TokenVerifier(jwtSecret: $0, adminToken: "").issueUserToken(sub: "demo-user", now: Int64(time(nil)), ttl: 86_400)
+        }
         printError(
             """
             WARNING: development secrets (\(generated ? "generated" : "reused") from \
             \(DevelopmentSecrets.path(besideDatabase: c.developmentSecretsAnchor))). \
             Set SHEETD_JWT_SECRET and SHEETD_ADMIN_TOKEN (and SHEETD_ENV=production) for real deployments.
-              export SHEETD_ADMIN_TOKEN=\(c.adminToken!)
-              export SHEETD_USER_TOKEN=\(sample)   # user demo-user, valid 24 h
-            """)
+              export SHEETD_ADMIN_TOKEN=\(c.adminToken ?? "(set by SHEETD_ADMIN_TOKENS_FILE)")
+            """ + (sample.map { "\n  export SHEETD_USER_TOKEN=\($0)   # user demo-user, valid 24 h" } ?? ""))
     }
 }
 
-/// SIGTERM and SIGINT, blocked in the calling thread from `init` on and taken by `wait()`.
+/// SIGTERM, SIGINT and SIGHUP, blocked in the calling thread from `init` on and taken by `wait()`.
 ///
 /// Blocked, not caught: a blocked process-directed signal stays pending until `sigwait` takes it,
 /// whatever the other threads do. So `init` must run before any thread that is not libdispatch's
@@ -155,6 +177,7 @@ final class TerminationSignals {
         sigemptyset(&set)
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &set, nil)
         self.set = set
     }
@@ -165,7 +188,7 @@ final class TerminationSignals {
         var set = self.set
         var number: Int32 = 0
         while sigwait(&set, &number) != 0 {}
-        return number == SIGINT ? "SIGINT" : "SIGTERM"
+        return number == SIGINT ? "SIGINT" : number == SIGHUP ? "SIGHUP" : "SIGTERM"
     }
 }
 

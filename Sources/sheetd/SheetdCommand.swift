@@ -1,3 +1,4 @@
+import Crypto
 import FoundationEssentials
 import MicroHTTP
 import SheetService
@@ -36,6 +37,8 @@ enum SheetdCommand {
                 return migrate(configuration, statusOnly: status)
             case "token":
                 return try token(arguments: arguments, environment: environment)
+            case "jwks":
+                return try jwks(arguments: arguments)
             case "backup":
                 let (file, rest) = try takeValue("--to", from: arguments, usage: "usage: sheetd backup --to FILE [--db PATH]")
                 return try DatabaseCopy.backup(to: file, Configuration.parse(arguments: rest, environment: environment))
@@ -110,16 +113,22 @@ enum SheetdCommand {
     private static func token(arguments: [String], environment: [String: String]) throws(ConfigurationError) -> Int32 {
         var user: String?
         var ttl = 3600
+        var keyFile: String?
+        var keyID: String?
         var rest: [String] = []
         var i = 0
         while i < arguments.count {
             switch arguments[i] {
-            case "--user":
-                guard i + 1 < arguments.count else { throw ConfigurationError("--user needs a value") }
-                user = arguments[i + 1]; i += 2
-            case "--ttl":
-                guard i + 1 < arguments.count else { throw ConfigurationError("--ttl needs a value") }
-                ttl = try Configuration.integer(arguments[i + 1], "--ttl", 1...31_536_000); i += 2
+            case "--user", "--ttl", "--key", "--kid":
+                guard i + 1 < arguments.count, !arguments[i + 1].isEmpty else { throw ConfigurationError("\(arguments[i]) needs a value") }
+                let value = arguments[i + 1]
+                switch arguments[i] {
+                case "--user": user = value
+                case "--ttl": ttl = try Configuration.integer(value, "--ttl", 1...31_536_000)
+                case "--key": keyFile = value
+                default: keyID = value
+                }
+                i += 2
             default:
                 rest.append(arguments[i]); i += 1
             }
@@ -127,8 +136,20 @@ enum SheetdCommand {
         guard let user else { throw ConfigurationError("token: --user ID is required") }
         guard Identifier.isValid(user) else { throw ConfigurationError("token: --user \(Identifier.rule)") }
         var configuration = try Configuration.parse(arguments: rest, environment: environment)
+        let now = Int64(time(nil))
+        // The claims the configured server requires: its issuer, audience and subject claim.
+        let claims = IssuedTokenClaims(
+            subject: user, issuedAt: now, expires: now + Int64(ttl), issuer: configuration.claimRules.issuer,
+            audience: configuration.claimRules.audience, subjectClaim: configuration.claimRules.subjectClaim)
+        if let keyFile {
+            let key = try privateKey(keyFile, command: "token")
+            print(TokenSigner.token(claims: claims, signer: .privateKey(key), keyID: keyID))
+            return 0
+        }
         if configuration.jwtSecret == nil {
-            guard configuration.environment == .development else { throw ConfigurationError("token: SHEETD_JWT_SECRET is not set") }
+            guard configuration.environment == .development else {
+                throw ConfigurationError("token: SHEETD_JWT_SECRET is not set (or pass --key FILE)")
+            }
             // Only a server using the same secrets file accepts the token: say which one this is.
             let secrets = try DevelopmentSecrets.loadOrCreate(besideDatabase: configuration.developmentSecretsAnchor)
             let path = DevelopmentSecrets.absolutePath(besideDatabase: configuration.developmentSecretsAnchor)
@@ -144,16 +165,60 @@ enum SheetdCommand {
             }
             configuration.jwtSecret = secrets.jwtSecret
         }
-        let verifier = TokenVerifier(jwtSecret: configuration.jwtSecret!, adminToken: configuration.adminToken ?? "")
-        print(verifier.issueUserToken(sub: user, now: Int64(time(nil)), ttl: Int64(ttl)))
+        print(TokenSigner.token(claims: claims, signer: .secret(Array(configuration.jwtSecret!.utf8)), keyID: keyID))
         return 0
+    }
+
+    /// `sheetd jwks --key FILE --kid ID [--key FILE --kid ID ...]`: the public JWKS of PEM key files
+    /// (private or public), for `SHEETD_JWKS_FILE` or a web server.
+    private static func jwks(arguments: [String]) throws(ConfigurationError) -> Int32 {
+        let usage = "usage: sheetd jwks --key FILE --kid ID [--key FILE --kid ID ...]"
+        var keys: [(key: PublicKey, keyID: String)] = []
+        var pendingKey: PublicKey?
+        var i = 0
+        while i < arguments.count {
+            guard arguments[i] == "--key" || arguments[i] == "--kid", i + 1 < arguments.count, !arguments[i + 1].isEmpty else {
+                throw ConfigurationError(usage)
+            }
+            if arguments[i] == "--key" {
+                guard pendingKey == nil else { throw ConfigurationError("jwks: each --key needs its --kid (\(usage))") }
+                pendingKey = try publicKey(arguments[i + 1])
+            } else {
+                guard let key = pendingKey else { throw ConfigurationError("jwks: --kid comes after its --key (\(usage))") }
+                guard !keys.contains(where: { $0.keyID == arguments[i + 1] }) else {
+                    throw ConfigurationError("jwks: the kid \(arguments[i + 1]) is used twice")
+                }
+                keys.append((key, arguments[i + 1]))
+                pendingKey = nil
+            }
+            i += 2
+        }
+        guard pendingKey == nil else { throw ConfigurationError("jwks: each --key needs its --kid (\(usage))") }
+        guard !keys.isEmpty else { throw ConfigurationError(usage) }
+        print(TokenSigner.jwks(keys))
+        return 0
+    }
+
+    private static func privateKey(_ path: String, command: String) throws(ConfigurationError) -> PrivateKey {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ConfigurationError("\(command): cannot read \(path)") }
+        do { return try PrivateKey(pem: Array(data)) } catch { throw ConfigurationError("\(command): \(path): \(error.message)") }
+    }
+
+    /// A private key's public half, or a public key.
+    private static func publicKey(_ path: String) throws(ConfigurationError) -> PublicKey {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ConfigurationError("jwks: cannot read \(path)") }
+        if let key = try? PrivateKey(pem: Array(data)) { return key.publicKey }
+        do { return try PublicKey(pem: Array(data)) } catch {
+            throw ConfigurationError("jwks: \(path): not a PEM key (RSA, EC P-256 or Ed25519, private or public)")
+        }
     }
 
     /// The commands as `--help` lists them, with what each does.
     static let commands: [(usage: String, meaning: String)] = [
         ("sheetd [serve] [options]", "serve the API (default)"),
         ("sheetd migrate [--status] [options]", "apply pending migrations, or list them"),
-        ("sheetd token --user ID [--ttl S]", "print a user token signed with the configured secret"),
+        ("sheetd token --user ID [--ttl S] [--key FILE] [--kid ID]", "print a user token signed with the configured secret or a private key"),
+        ("sheetd jwks --key FILE --kid ID ...", "print the public JWKS of PEM key files (for SHEETD_JWKS_FILE)"),
         ("sheetd catalog check FILE [--json]", "validate a catalog file offline (exit 1 on errors)"),
         ("sheetd backup --to FILE [--db PATH]", "copy a SQLite database, also while it serves, and verify the copy"),
         ("sheetd restore --from FILE [--db PATH]", "replace a stopped server's SQLite database with a verified copy"),

@@ -175,7 +175,7 @@ import Testing
         let port = live.server.port
         let admins = [Self.alice, Self.bob, Self.alice, Self.bob]
         DispatchQueue.concurrentPerform(iterations: admins.count) { i in
-            let headers = [("Authorization", "Bearer \(admins[i].token)"), ("If-Match", tag)]
+            let headers = [("Authorization", "Bearer \(admins[i].token!)"), ("If-Match", tag)]
             let target = revisions[1 + i % 2]
             let status = (try? fetch(port, "POST", "/v1/catalog/revisions/\(target)/restore", headers: headers, body: []).status) ?? -1
             statuses.withLock { $0.append(status) }

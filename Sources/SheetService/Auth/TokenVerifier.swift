@@ -3,7 +3,13 @@ import JSONKit
 import SheetPolicy
 import SheetWire
 
-/// Who is calling: the admin, or one user proven by an HS256 JWT.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Who is calling: the admin, or one user proven by a JWT.
 public enum Principal: Sendable, Equatable {
     case admin
     case user(String)
@@ -13,6 +19,15 @@ public enum Principal: Sendable, Equatable {
 public enum TokenError: Error, Equatable, Sendable {
     case missing, notBearer, tooLong, malformed, unsupportedAlgorithm, badSignature, expired, notYetValid
     case invalidClaims(String)
+    /// The header names a key by `kid` that no configured source has.
+    case unknownKey(String)
+    /// The header names a key sheetd refuses (too weak, for another use...), with why.
+    case refusedKey(String, reason: String)
+    /// Several keys are configured and the header names none of them.
+    case missingKeyID
+    /// The header carries a member that would let the token choose its own key (`jku`, `x5u`, `jwk`,
+    /// `x5c`) or extensions sheetd does not implement (`crit`).
+    case forbiddenHeader(String)
 
     var detail: String {
         switch self {
@@ -20,51 +35,120 @@ public enum TokenError: Error, Equatable, Sendable {
         case .notBearer: "the Authorization header must look like: Authorization: Bearer <token>"
         case .tooLong: "the bearer token is longer than \(TokenVerifier.maximumTokenBytes) bytes"
         case .malformed: "the bearer token is not a well-formed JWT (three base64url parts: header.payload.signature)"
-        case .unsupportedAlgorithm: "only HS256 tokens are accepted"
+        case .unsupportedAlgorithm: "the token's alg is not its key's algorithm (the key decides: HS256, RS256, ES256 or EdDSA; never none)"
         case .badSignature: "the token's signature does not verify"
         case .expired: "the token has expired"
         case .notYetValid: "the token is not valid yet (nbf)"
         case .invalidClaims(let why): "the token's claims are invalid: \(why)"
+        case .unknownKey(let kid): "the token's kid \"\(kid.prefix(64))\" names no known key"
+        case .refusedKey(let kid, let reason): "the token's key \"\(kid.prefix(64))\" is refused: \(reason)"
+        case .missingKeyID: "the token has no kid, and several keys are configured"
+        case .forbiddenHeader(let name): "the token's header member \(name) is refused (the server's keys alone decide)"
         }
     }
 }
 
-/// A named admin token (`SHEETD_ADMIN_TOKENS_FILE`: one `name token` a line).
+/// A named admin token (`SHEETD_ADMIN_TOKENS_FILE`: one `name sha256:<hex>` or `name token` a line).
+/// Only its SHA-256 digest is kept for checking; `token` is there when the token itself was given.
 public struct AdminToken: Sendable, Equatable {
     public var name: String
-    public var token: String
-    public init(name: String, token: String) { self.name = name; self.token = token }
+    public var digest: [UInt8]
+    public var token: String?
+    public init(name: String, token: String) {
+        self.name = name
+        self.token = token
+        self.digest = SHA256.hash(Array(token.utf8))
+    }
+    public init(name: String, digest: [UInt8]) {
+        self.name = name
+        self.token = nil
+        self.digest = digest
+    }
 }
 
-/// Verifies admin tokens and HS256 user tokens, and issues user tokens (`sheetd token`).
+/// What a user token's claims must say, beyond a valid signature and time (`SHEETD_JWT_ISSUER`,
+/// `SHEETD_JWT_AUDIENCE`, `SHEETD_JWT_SUBJECT_CLAIM`, `SHEETD_ADMIN_CLAIM`).
+public struct TokenClaimRules: Sendable, Equatable {
+    /// `iss` must be exactly this, when set.
+    public var issuer: String?
+    /// `aud` must be this string or an array containing it, when set.
+    public var audience: String?
+    /// The claim that names the user (`sub` by default).
+    public var subjectClaim = "sub"
+    /// A token whose claim `name` is `value` (or an array containing it) is the admin's.
+    public var adminClaim: (name: String, value: String)? {
+        get { adminClaimName.map { ($0, adminClaimValue ?? "") } }
+        set {
+            adminClaimName = newValue?.name
+            adminClaimValue = newValue?.value
+        }
+    }
+    private var adminClaimName: String?
+    private var adminClaimValue: String?
+
+    public init(issuer: String? = nil, audience: String? = nil, subjectClaim: String = "sub", adminClaim: (name: String, value: String)? = nil) {
+        self.issuer = issuer
+        self.audience = audience
+        self.subjectClaim = subjectClaim
+        self.adminClaim = adminClaim
+    }
+}
+
+/// Verifies admin tokens and user tokens (HS256 with a shared secret; RS256, ES256 and EdDSA with a
+/// JWKS's public keys), and issues HS256 user tokens (`sheetd token`).
 public struct TokenVerifier: Sendable {
-    private let secret: [UInt8]
+    /// The keys user tokens are checked against, replaced as their sources reload.
+    public let keys: KeyRing
+    public let claimRules: TokenClaimRules
+    /// The single secret, for `issueUserToken` (nil when only other keys are configured).
+    private let secret: [UInt8]?
     /// Every admin token's digest with its name (the single `SHEETD_ADMIN_TOKEN` is `admin`).
     private let adminDigests: [(name: String, digest: [UInt8])]
     /// Tolerated clock difference for `exp` and `nbf` (`SHEETD_JWT_LEEWAY`).
     public let clockSkewSeconds: Int64
     /// Longer tokens are refused before any work (admin and user tokens alike).
     public static let maximumTokenBytes = 4096
+    /// A JOSE header longer than this (base64url) is refused before it is decoded: with several keys
+    /// the header is read before the signature (for its `kid`), so this bounds that work.
+    static let maximumHeaderBytes = 1024
     /// `exp`, `nbf` and `iat` outside 1970 to 9999 are refused: a NumericDate out there is a forgery or a bug.
     static let numericDateRange: ClosedRange<Int64> = 0...253_402_300_799
+    /// Header members that would let a token pick or carry its own key, and `crit` (no extension is implemented).
+    static let forbiddenHeaderMembers = ["jku", "x5u", "jwk", "x5c", "crit"]
     /// Tokens that already verified (see `VerifiedTokenCache`); shared by copies of this verifier.
     let verified = VerifiedTokenCache()
 
     /// `adminTokens` are named admin tokens (`SHEETD_ADMIN_TOKENS_FILE`) beside `adminToken`, whose
-    /// name is `admin`; an empty token is no token.
+    /// name is `admin`; an empty token is no token. User tokens are HS256 under `jwtSecret` alone.
     public init(jwtSecret: String, adminToken: String, adminTokens: [AdminToken] = [], clockSkewSeconds: Int = 60) {
-        self.secret = Array(jwtSecret.utf8)
+        let ring = try! KeyRing(JSONWebKeySet(keys: [.hs256(secret: Array(jwtSecret.utf8), keyID: nil)]), source: "SHEETD_JWT_SECRET")
+        self.init(keys: ring, jwtSecret: jwtSecret, adminToken: adminToken, adminTokens: adminTokens, clockSkewSeconds: clockSkewSeconds)
+    }
+
+    /// A verifier over `keys` (which may hold the single secret, shared secrets by `kid` and public
+    /// keys); `jwtSecret` is only for issuing HS256 tokens.
+    public init(
+        keys: KeyRing, claimRules: TokenClaimRules = TokenClaimRules(), jwtSecret: String? = nil, adminToken: String, adminTokens: [AdminToken] = [],
+        clockSkewSeconds: Int = 60
+    ) {
+        self.keys = keys
+        self.claimRules = claimRules
+        self.secret = jwtSecret.map { Array($0.utf8) }
         // Compare digests so neither the length nor the content of an admin token leaks through timing.
-        let all = (adminToken.isEmpty ? [] : [AdminToken(name: "admin", token: adminToken)]) + adminTokens.filter { !$0.token.isEmpty }
-        self.adminDigests = all.map { ($0.name, SHA256.hash(Array($0.token.utf8))) }
+        let all = (adminToken.isEmpty ? [] : [AdminToken(name: "admin", token: adminToken)]) + adminTokens.filter { $0.token != "" }
+        self.adminDigests = all.map { ($0.name, $0.digest) }
         self.clockSkewSeconds = Int64(clockSkewSeconds)
     }
 
-    /// The name of the admin token an `Authorization` header value carries; nil for anything else.
-    /// Names, never tokens, go into revisions and logs.
+    /// The name of the admin an `Authorization` header value carries: an admin token's name, or the
+    /// subject of a user token carrying the admin claim; nil for anything else. Names, never
+    /// tokens, go into revisions and logs.
     public func adminName(authorization: String?) -> String? {
         guard let authorization, authorization.prefix(7).lowercased() == "bearer " else { return nil }
-        return adminName(token: authorization.dropFirst(7).trimmed())
+        let token = authorization.dropFirst(7).trimmed()
+        if let name = adminName(token: token) { return name }
+        guard claimRules.adminClaim != nil, let entry = try? verifiedEntry(token: token, now: Int64(time(nil))), entry.isAdmin else { return nil }
+        return entry.subject
     }
 
     /// Every digest is compared (no early exit), so the time does not tell which token matched.
@@ -82,9 +166,9 @@ public struct TokenVerifier: Sendable {
     public func principal(authorizationBytes: Span<UInt8>?, now: Int64) throws(TokenError) -> Principal {
         guard let bytes = authorizationBytes else { throw .missing }
         if let token = BearerFastPath.tokenRange(bytes), token.count <= Self.maximumTokenBytes,
-            let entry = verified.lookup(bytes.extracting(token))
+            let entry = verified.lookup(bytes.extracting(token)), entry.epoch == keys.epoch
         {
-            return .user(try entry.check(now: now, skew: clockSkewSeconds))
+            return try entry.principal(now: now, skew: clockSkewSeconds)
         }
         return try principal(authorization: bytes.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }, now: now)
     }
@@ -95,14 +179,14 @@ public struct TokenVerifier: Sendable {
     }
 
     /// Until when (Unix seconds) the credentials of an `Authorization` header value stay valid: a
-    /// user token's `exp` plus the leeway; nil for the admin token, which does not expire.
+    /// user token's `exp` plus the leeway (an admin by claim too); nil for an admin token, which does not expire.
     public func validUntil(authorization: String?, now: Int64) throws(TokenError) -> Int64? {
         guard let exp = try verified(authorization: authorization, now: now).exp else { return nil }
         let (limit, overflow) = exp.addingReportingOverflow(clockSkewSeconds)
         return overflow ? Int64.max : limit
     }
 
-    /// The principal of an `Authorization` header value, with its token's `exp` (nil: the admin).
+    /// The principal of an `Authorization` header value, with its token's `exp` (nil: an admin token).
     private func verified(authorization: String?, now: Int64) throws(TokenError) -> (principal: Principal, exp: Int64?) {
         guard let authorization, !authorization.isEmpty else { throw .missing }
         let token: String
@@ -115,18 +199,33 @@ public struct TokenVerifier: Sendable {
         }
         guard !token.isEmpty else { throw .notBearer }
         guard token.utf8.count <= Self.maximumTokenBytes else { throw .tooLong }
-        // The admin token is never cached, so a cache hit is always a user token that verified.
-        if let entry = verified.lookup(token) { return (.user(try entry.check(now: now, skew: clockSkewSeconds)), entry.exp) }
+        // Admin tokens are never cached, so a cache hit is always a JWT that verified.
+        if let entry = verified.lookup(token), entry.epoch == keys.epoch {
+            return (try entry.principal(now: now, skew: clockSkewSeconds), entry.exp)
+        }
         if adminName(token: token) != nil { return (.admin, nil) }
         let entry = try verifyUserToken(token, now: now, cache: true)
-        return (.user(entry.subject), entry.exp)
+        return (try entry.principal(now: now, skew: clockSkewSeconds), entry.exp)
     }
 
-    /// Verifies an HS256 JWT and returns its subject.
+    /// A JWT's verified entry, from the cache or verified now (not stored).
+    private func verifiedEntry(token: String, now: Int64) throws(TokenError) -> VerifiedTokenCache.Entry {
+        if let entry = verified.lookup(token), entry.epoch == keys.epoch {
+            _ = try entry.check(now: now, skew: clockSkewSeconds)
+            return entry
+        }
+        return try verifyUserToken(token, now: now, cache: false)
+    }
+
+    /// Verifies a user token and returns its subject.
     public func verifyUserToken(_ token: String, now: Int64) throws(TokenError) -> String {
         try verifyUserToken(token, now: now, cache: false).subject
     }
 
+    /// One verification, bounded whatever the token: at most a 1 KiB header decoded and parsed (only
+    /// when several keys are configured, to find the token's `kid`), then exactly one HMAC or one
+    /// public-key verification with the key that `kid` names; nothing else in the token is decoded
+    /// before its signature verifies.
     private func verifyUserToken(_ token: String, now: Int64, cache: Bool) throws(TokenError) -> VerifiedTokenCache.Entry {
         guard token.utf8.count <= Self.maximumTokenBytes else { throw .tooLong }
         // Exactly three parts, the dots found in the UTF-8 view (a split by Character would walk
@@ -138,43 +237,97 @@ public struct TokenVerifier: Sendable {
             !utf8[utf8.index(after: dot2)...].contains(dot)
         else { throw .malformed }
         let parts = [token[..<dot1], token[utf8.index(after: dot1)..<dot2], token[utf8.index(after: dot2)...]]
-        guard let signature = Base64URL.decode(parts[2]) else { throw .malformed }
-        // The signature is checked over the raw `header.payload` bytes before anything in them is
-        // decoded or parsed: an unauthenticated client gets no further than one HMAC.
-        let signingInput = utf8[..<dot2]
-        let expected = HMACSHA256.authenticationCode(for: signingInput, key: secret)
-        guard constantTimeEquals(signature, expected) else { throw .badSignature }
-
-        guard let headerBytes = Base64URL.decode(parts[0]),
-            let payloadBytes = Base64URL.decode(parts[1]),
-            let header = Self.object(headerBytes),
-            let payload = Self.object(payloadBytes)
-        else { throw .malformed }
-        // The algorithm is fixed by the server, never chosen by the token: "none" and every other are refused.
-        guard case .string("HS256")? = header["alg"] else { throw .unsupportedAlgorithm }
-        if let typ = header["typ"] { guard case .string(let t) = typ, t.uppercased() == "JWT" else { throw .malformed } }
-
-        guard case .string(let sub)? = payload["sub"], Identifier.isValid(sub) else {
-            throw .invalidClaims("sub must be a user id (1-128 of A-Z a-z 0-9 . _ : @ -)")
+        let keySet = keys.snapshot
+        let key: VerificationKey
+        var headerChecked = false
+        if keySet.byID.isEmpty, let only = keySet.withoutID {
+            // One key: the signature is checked before anything in the token is decoded.
+            key = only
+        } else {
+            // Several keys: the header (at most 1 KiB) names the key; it is checked before the signature.
+            guard parts[0].utf8.count <= Self.maximumHeaderBytes else { throw .malformed }
+            let header = try Self.header(parts[0])
+            key = try self.key(for: header, in: keySet)
+            try Self.check(header, for: key)
+            headerChecked = true
         }
-        guard let rawExp = payload["exp"] else { throw .invalidClaims("exp (a NumericDate) is required") }
-        let exp = try Self.numericDate(rawExp, "exp")
-        if let rawIat = payload["iat"] { _ = try Self.numericDate(rawIat, "iat") }
-        let nbf = try payload["nbf"].map { v throws(TokenError) in try Self.numericDate(v, "nbf") }
-        let entry = VerifiedTokenCache.Entry(subject: sub, exp: exp, nbf: nbf)
+        guard let signature = Base64URL.decode(parts[2]) else { throw .malformed }
+        // The signature is checked over the raw `header.payload` bytes before the payload is
+        // decoded or parsed: an unauthenticated client gets no further than one verification.
+        guard key.verifies(signature, over: token[..<dot2].utf8) else { throw .badSignature }
+        if !headerChecked { try Self.check(try Self.header(parts[0]), for: key) }
+        guard let payloadBytes = Base64URL.decode(parts[1]), let payload = Self.object(payloadBytes) else { throw .malformed }
+        let entry = try claims(payload, epoch: keySet.epoch)
         _ = try entry.check(now: now, skew: clockSkewSeconds)
         // Only now is the token known to verify (the time checks are redone on every hit).
         if cache { verified.insert(token, entry) }
         return entry
     }
 
-    /// A signed user token for `sub`, valid for `ttl` seconds from `now`.
+    /// The JOSE header, a JSON object.
+    private static func header(_ part: Substring) throws(TokenError) -> [String: JSONValue] {
+        guard let bytes = Base64URL.decode(part), let header = object(bytes) else { throw .malformed }
+        return header
+    }
+
+    /// The key decides the algorithm, never the token: "none" and every other are refused, and so
+    /// are headers that would carry or point to a key.
+    private static func check(_ header: [String: JSONValue], for key: VerificationKey) throws(TokenError) {
+        guard case .string(key.algorithm)? = header["alg"] else { throw .unsupportedAlgorithm }
+        if let typ = header["typ"] { guard case .string(let t) = typ, t.uppercased() == "JWT" else { throw .malformed } }
+        if let name = forbiddenHeaderMembers.first(where: { header[$0] != nil }) { throw .forbiddenHeader(name) }
+    }
+
+    /// The key the header's `kid` names (or the one key without `kid`, when the header has none).
+    private func key(for header: [String: JSONValue], in keySet: KeyRing.Snapshot) throws(TokenError) -> VerificationKey {
+        guard let rawKeyID = header["kid"] else {
+            guard let key = keySet.withoutID else { throw .missingKeyID }
+            return key
+        }
+        guard case .string(let kid) = rawKeyID else { throw .malformed }
+        if let key = keySet.byID[kid] { return key }
+        if let reason = keySet.refused[kid] { throw .refusedKey(kid, reason: reason) }
+        // A token with a kid may still fit the single shared secret when it is the only key (as before kids were read).
+        if keySet.byID.isEmpty, let only = keySet.withoutID { return only }
+        keys.reportUnknownKeyID(kid)
+        throw .unknownKey(kid)
+    }
+
+    /// The verified token's claims checked against the rules (issuer, audience, subject, admin claim, NumericDates).
+    private func claims(_ payload: [String: JSONValue], epoch: Int) throws(TokenError) -> VerifiedTokenCache.Entry {
+        if let issuer = claimRules.issuer {
+            guard case .string(issuer)? = payload["iss"] else { throw .invalidClaims("iss is not the configured issuer") }
+        }
+        if let audience = claimRules.audience {
+            switch payload["aud"] {
+            case .string(audience)?: break
+            case .array(let list)? where list.contains(.string(audience)): break
+            default: throw .invalidClaims("aud does not name the configured audience")
+            }
+        }
+        let subjectClaim = claimRules.subjectClaim
+        guard case .string(let sub)? = payload[subjectClaim], Identifier.isValid(sub) else {
+            throw .invalidClaims("\(subjectClaim) must be a user id (1-128 of A-Z a-z 0-9 . _ : @ -)")
+        }
+        guard let rawExp = payload["exp"] else { throw .invalidClaims("exp (a NumericDate) is required") }
+        let exp = try Self.numericDate(rawExp, "exp")
+        if let rawIat = payload["iat"] { _ = try Self.numericDate(rawIat, "iat") }
+        let nbf = try payload["nbf"].map { v throws(TokenError) in try Self.numericDate(v, "nbf") }
+        var isAdmin = false
+        if let (name, value) = claimRules.adminClaim {
+            switch payload[name] {
+            case .string(value)?: isAdmin = true
+            case .array(let list)?: isAdmin = list.contains(.string(value))
+            default: break
+            }
+        }
+        return VerifiedTokenCache.Entry(subject: sub, exp: exp, nbf: nbf, isAdmin: isAdmin, epoch: epoch)
+    }
+
+    /// A signed HS256 user token for `sub`, valid for `ttl` seconds from `now` (the single secret).
     public func issueUserToken(sub: String, now: Int64, ttl: Int64) -> String {
-        let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let payload = Base64URL.encode(IssuedTokenClaims(subject: sub, issuedAt: now, expires: now + ttl).jsonBytes)
-        let signingInput = Array("\(header).\(payload)".utf8)
-        let signature = Base64URL.encode(HMACSHA256.authenticationCode(for: signingInput, key: secret))
-        return "\(header).\(payload).\(signature)"
+        let claims = IssuedTokenClaims(subject: sub, issuedAt: now, expires: now + ttl)
+        return TokenSigner.token(claims: claims, signer: .secret(secret ?? []), keyID: nil)
     }
 
     private static func object(_ bytes: [UInt8]) -> [String: JSONValue]? {

@@ -4,8 +4,10 @@ import Concurrency
 /// token bytes (HMAC, base64url and two JSON parses per request are the decision route's largest
 /// cost without it).
 ///
-/// Exactness: for a given verifier (secret), everything about a token except the time checks is a
-/// function of the token string, so an entry keeps the verified subject and its `exp`/`nbf`, and
+/// Exactness: for given keys, everything about a token except the time checks is a function of the
+/// token string, so an entry keeps the verified subject, whether it is an admin by claim, its
+/// `exp`/`nbf` and the key ring's epoch it verified under (an entry of an older epoch, after a key
+/// was removed or replaced, is a miss and the token is verified again), and
 /// every hit re-runs the time checks with the request's clock in the original order (`exp`, then
 /// `nbf`). Only tokens that verified (valid signature, valid `sub`, `exp` present, `nbf` absent or
 /// a valid NumericDate) are stored, so invalid tokens cannot fill it. The admin token is never
@@ -13,8 +15,8 @@ import Concurrency
 ///
 /// Across replicas (a shared PostgreSQL database) it needs no invalidation: an entry depends on the
 /// token's bytes and this process's secret only, never on anything stored, so no write on another
-/// replica can make it wrong; user erasure does not revoke tokens on one replica either. A new
-/// secret means a restart, which starts empty.
+/// replica can make it wrong; user erasure does not revoke tokens on one replica either. A key
+/// removed from a reloaded JWKS moves the epoch.
 ///
 /// Bound: a `GenerationalCache` of 64 shards of two generations of at most `generationCapacity`
 /// tokens (65 536 tokens in all by default); often-used tokens survive a new generation.
@@ -23,6 +25,16 @@ final class VerifiedTokenCache: Sendable {
         let subject: String
         let exp: Int64
         let nbf: Int64?
+        /// The token carries the admin claim (`SHEETD_ADMIN_CLAIM`).
+        var isAdmin = false
+        /// The key ring's epoch when it verified.
+        var epoch = 0
+
+        /// The principal, after the time checks.
+        func principal(now: Int64, skew: Int64) throws(TokenError) -> Principal {
+            let subject = try check(now: now, skew: skew)
+            return isAdmin ? .admin : .user(subject)
+        }
 
         /// The same checks, in the same order and with the same errors, as full verification.
         func check(now: Int64, skew: Int64) throws(TokenError) -> String {
@@ -66,7 +78,7 @@ final class VerifiedTokenCache: Sendable {
     var count: Int { entries.count }
 
     /// A token's hash: its length and the 16 bytes before the last one, mixed by multiply-xorshift
-    /// (shorter tokens use what they have). Only tokens whose HS256 signature verified are stored,
+    /// (shorter tokens use what they have). Only tokens whose signature verified are stored,
     /// and a JWT ends with its signature, so these bytes are effectively random: hashing them instead
     /// of SipHashing the whole token loses nothing, and nobody without the secret can make stored
     /// tokens collide. The last base64url character of an HS256 signature carries only 4 bits.

@@ -41,10 +41,12 @@ final class LiveService {
         stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
         eventsPerUserPerMinute: Int = ServiceDefaults.eventsPerUserPerMinute, tokenLeewaySeconds: Int = 60,
         postgres: Bool = false, adminTokens: [AdminToken] = [], catalogRevisionsKept: Int = CatalogRevision.defaultKept,
-        clock: @escaping @Sendable () -> Timestamp = Timestamp.now
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now, tokens customTokens: TokenVerifier? = nil
     ) throws {
-        tokens = TokenVerifier(
-            jwtSecret: LiveService.jwtSecret, adminToken: LiveService.adminToken, adminTokens: adminTokens, clockSkewSeconds: tokenLeewaySeconds)
+        tokens =
+            customTokens
+            ?? TokenVerifier(
+                jwtSecret: LiveService.jwtSecret, adminToken: LiveService.adminToken, adminTokens: adminTokens, clockSkewSeconds: tokenLeewaySeconds)
         directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if postgres {
