@@ -215,6 +215,7 @@ for p in "$port1" "$port2"; do
   fails=$(metric "$p" sheetd_database_connect_failures_total)
   connects=$(metric "$p" sheetd_database_connects_total)
   listening=$(metric "$p" sheetd_replica_listener_up)
+  results="$results connect_failures.$p=${fails:-?}"
   if [ "${losses:-0}" -ge 2 ] && [ -n "$fails" ] && [ "$fails" -le 60 ] && [ "${listening:-0}" = 1 ]; then
     ok "replica on $p: listener lost ${losses} times and listening again; ${fails} connection attempts failed, ${connects} sessions opened (/metrics)"
   else

@@ -54,13 +54,8 @@ public final class PostgresConnector: Sendable {
     /// - Throws: `PostgresError` with `connectionLost` when no writable server answered, or (at
     ///   once) while the backoff after the last failure lasts.
     public func connect(parameters: [(String, String)] = [], honoringBackoff: Bool = true) throws(PostgresError) -> PostgresConnection {
-        if honoringBackoff, let refusal = backoff.withLock({ b -> String? in
-            guard b.milliseconds > 0 else { return nil }  // the last attempt succeeded: connect freely
-            if b.probing { return "another attempt is under way" }
-            if let notBefore = b.notBefore, ContinuousClock.now < notBefore { return b.lastError }
-            b.probing = true  // after a failure, one attempt at a time
-            return nil
-        }) {
+        let refusal = honoringBackoff ? backoff.withLock { b in Self.refusal(&b) } : nil
+        if let refusal {
             throw PostgresError(
                 sqlstate: "", message: "no writable PostgreSQL server answered the last attempt (\(refusal)); retrying shortly",
                 connectionLost: true)
@@ -83,6 +78,15 @@ public final class PostgresConnector: Sendable {
             }
             throw error
         }
+    }
+
+    /// Why a caller may not attempt now (nil: it may, and after a failure it is the one probing).
+    private static func refusal(_ b: inout Backoff) -> String? {
+        guard b.milliseconds > 0 else { return nil }  // the last attempt succeeded: connect freely
+        if b.probing { return "another attempt is under way" }
+        if let notBefore = b.notBefore, ContinuousClock.now < notBefore { return b.lastError }
+        b.probing = true  // after a failure, one attempt at a time
+        return nil
     }
 
     public var statistics: PostgresConnectStatistics {

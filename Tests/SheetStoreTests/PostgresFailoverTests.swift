@@ -2,11 +2,11 @@ import PostgresKit
 import SheetStore
 import Testing
 
+@testable import PostgresStore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-@testable import PostgresStore
 
 /// What a failover asks of the PostgreSQL backend: only a writable server is used (a standby or a
 /// read-only primary is noticed at connect and on a live session), and reconnection attempts are
