@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # What a standby and each synchronous_commit setting cost sheetd's count PUT, against a single
-# server, in one run on one machine (bounded: about 2 minutes with the defaults; the figures are in
+# server, in one run on one machine (bounded: about 3 minutes with the defaults; the figures are in
 # RELIABILITY.md, "PostgreSQL failover").
 #
 #   bench/sync-commit.sh            (SHEETD_BIN, default .build/release/sheetd)
 #
-# A primary (scripts/pg-ha.sh: fsync on) measured alone first ("single"); then with a streaming
-# standby on the same machine, in interleaved rounds: "async" (no synchronous standby), and a
+# A primary (scripts/pg-ha.sh: fsync on) and a streaming standby on the same machine, in interleaved
+# rounds: "single" (the standby stopped), "async" (no synchronous standby), and a
 # synchronous standby with synchronous_commit = on (the standby's flush), remote_write, remote_apply
 # and local (the primary's flush only). Each round: one sheetd (release) on the primary, warmed up,
 # then wrk -t1 -c64 count PUTs over BENCH_USERS users for BENCH_DURATION seconds.
-# Environment: BENCH_ROUNDS (2), BENCH_DURATION (5), BENCH_USERS (10000), BENCH_THREADS (cores - 1).
+# Environment: BENCH_ROUNDS (3), BENCH_DURATION (5), BENCH_USERS (10000), BENCH_THREADS (cores - 1).
 set -Eeuo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BIN=${SHEETD_BIN:-$ROOT/.build/release/sheetd}
-ROUNDS=${BENCH_ROUNDS:-2}
+ROUNDS=${BENCH_ROUNDS:-3}
 DUR=${BENCH_DURATION:-5}
 USERS=${BENCH_USERS:-10000}
 THREADS=${BENCH_THREADS:-$(($(nproc) > 1 ? $(nproc) - 1 : 1))}
@@ -59,11 +59,14 @@ measure() {  # measure SCENARIO ROUND
   log "$1 round $2: $(echo "$line" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.0f req/s p99 %.2f ms, %d non-2xx" % (d["requests"]/d["duration_us"]*1e6, d["p99_us"]/1000, d["status_errors"]))')"
 }
 
-for round in $(seq 1 "$ROUNDS"); do measure single "$round"; done
 scripts/pg-ha.sh standby "$PG" node2 node1
 for round in $(seq 1 "$ROUNDS"); do
+  # The standby stopped: the primary alone, as a single server.
   scripts/pg-ha.sh sync "$PG" node1 ''
   scripts/pg-ha.sh set "$PG" node1 synchronous_commit on
+  scripts/pg-ha.sh down "$PG" node2
+  measure single "$round"
+  scripts/pg-ha.sh up "$PG" node2
   measure async "$round"
   scripts/pg-ha.sh sync "$PG" node1 node2
   for setting in on remote_write remote_apply local; do

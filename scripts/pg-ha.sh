@@ -12,6 +12,8 @@
 #   scripts/pg-ha.sh promote DIR NAME            pg_ctl promote, waits until NAME takes writes
 #   scripts/pg-ha.sh rewind DIR NAME FROM        the killed NAME back as a standby of FROM (pg_rewind)
 #   scripts/pg-ha.sh set DIR NAME SETTING VALUE  ALTER SYSTEM SET + reload (e.g. synchronous_commit)
+#   scripts/pg-ha.sh down DIR NAME               fast shutdown of NAME (up starts it again)
+#   scripts/pg-ha.sh up DIR NAME
 #   scripts/pg-ha.sh stop DIR                    fast shutdown of every node
 set -euo pipefail
 
@@ -141,6 +143,12 @@ EOF
     follow "$name" "$from"
     start "$name"
     await_standby "$from" "$name"
+    ;;
+  down)
+    as_owner "$bindir/pg_ctl" -D "$dir/${3:?name}" -m fast -w -t 30 stop >/dev/null
+    ;;
+  up)
+    start "${3:?name}"
     ;;
   stop)
     for data in "$dir"/*/PG_VERSION; do
