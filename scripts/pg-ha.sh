@@ -116,7 +116,8 @@ EOF
   kill)
     name=${3:?name}
     postmaster=$(head -1 "$dir/$name/postmaster.pid")
-    children=$(ps -o pid= --ppid "$postmaster" | xargs)
+    # Its children from /proc (field 4 of stat is the parent; no procps needed).
+    children=$(awk -v pm="$postmaster" '$4 == pm { print $1 }' /proc/[0-9]*/stat 2>/dev/null | xargs || true)
     kill -9 "$postmaster"
     # Its backends notice the postmaster's death and exit on their own (they hold its shared memory,
     # so the node cannot be rewound or started before): wait for them, by pid.
