@@ -211,10 +211,6 @@ struct ReplicaTests {
         try pair.a.put("/v1/users/u5/containers/offers-home/count", #"{"count":4}"#).expect(200)
         #expect(try stream.next(timeoutMilliseconds: 3000)?.data?.contains("'offers' has 4 cards") == true)
     }
-}
-
-enum ClientContextFixture {
-    static let homeIOS = ClientContext(screen: "home", tab: "accounts", platform: .ios)
 
     /// No writable primary (every new session of the replicas starts read-only, as on a standby or a
     /// fenced primary, and the current ones are ended): /readyz 503, events 503 with Retry-After,
@@ -251,4 +247,8 @@ enum ClientContextFixture {
         let state = try pair.b.get("/v1/users/u7/state").expect(200).text.filter { $0 != " " }
         #expect(state.contains(#""count":2"#), "\(state)")
     }
+}
+
+enum ClientContextFixture {
+    static let homeIOS = ClientContext(screen: "home", tab: "accounts", platform: .ios)
 }
