@@ -230,13 +230,15 @@ struct ReplicaTests {
         #expect(refused.status == 503)
         #expect(refused.header("Retry-After") == "1")
         #expect(refused.header("Content-Type")?.hasPrefix("application/problem+json") == true)
-        // The listener lost its session too, and cannot listen on a read-only server.
-        let metrics = ReplicaPair.wait { () -> String? in
+        // The listener lost its session too and cannot listen on a read-only server; its attempts
+        // (and the pool's, once a request needs a new session) fail and are counted.
+        let counted = ReplicaPair.wait { () -> Bool? in
             let text = (try? pair.a.get("/metrics").text) ?? ""
-            return text.contains("sheetd_replica_listener_up 0") ? text : nil
+            let failures = text.split(separator: "\n").first { $0.hasPrefix("sheetd_database_connect_failures_total ") }
+            let count = (failures?.split(separator: " ").last).flatMap { Int($0) } ?? 0
+            return text.contains("sheetd_replica_listener_up 0") && count > 0 ? true : nil
         }
-        let failures = metrics?.split(separator: "\n").first { $0.hasPrefix("sheetd_database_connect_failures_total ") }
-        #expect((failures?.split(separator: " ").last).flatMap { Int($0) } ?? 0 > 0, "\(failures ?? "no failure counter")")
+        #expect(counted == true, "listener down and failed attempts counted on /metrics")
 
         try admin.execute("ALTER ROLE \(role) RESET default_transaction_read_only")
         #expect(ReplicaPair.wait { (try? pair.a.get("/readyz"))?.status == 200 ? true : nil } == true)
