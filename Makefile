@@ -16,7 +16,7 @@ APT_PACKAGES += libcurl4-openssl-dev python3-cryptography
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
-.PHONY: help deps android-deps android-test build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick bench-postgres reliability container-test replicas-test clean
+.PHONY: help deps android-deps android-test build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick bench-postgres reliability container-test replicas-test failover-test clean
 
 help:
 	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
@@ -30,6 +30,7 @@ help:
 	@echo "make reliability     long fault, concurrency and hostile-input runs (writes RELIABILITY.md)"
 	@echo "make container-test  build and run the Docker image with podman"
 	@echo "make replicas-test   two replicas on PostgreSQL behind HAProxy: consistency, kill -9, database restart"
+	@echo "make failover-test   PostgreSQL primary + synchronous standby: kill -9, promote, pg_rewind, failover back"
 
 # Installs the Debian packages the build needs, only those missing, only when root.
 deps:
@@ -122,6 +123,14 @@ container-test:
 replicas-test: deps
 	swift build $(SWIFT_FLAGS)
 	scripts/replicas-test.sh .build/debug/sheetd
+
+# A primary and its synchronous standby (scripts/pg-ha.sh), two replicas on a multi-host URL behind
+# HAProxy: kill -9 of the primary under load, promotion, the old primary rewound as a standby, and the
+# failover back; nothing acknowledged lost (scripts/failover-test.sh; debug build, about a minute).
+# FAILOVER_MODE=async measures asynchronous replication's loss instead.
+failover-test: deps
+	swift build $(SWIFT_FLAGS)
+	scripts/failover-test.sh .build/debug/sheetd
 
 clean:
 	rm -rf .build

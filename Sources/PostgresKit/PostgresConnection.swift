@@ -1,4 +1,5 @@
 internal import CLibPQ
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -27,10 +28,18 @@ public final class PostgresConnection {
     var handle: OpaquePointer?
     /// SQL text → prepared statement name, for this connection only.
     private var prepared: [String: String] = [:]
+    /// A statement failed with SQLSTATE 25006: the server no longer takes writes (a fenced or demoted
+    /// primary), so the session is dropped like a broken one and the next finds the writable host.
+    private var refusedAsReadOnly = false
+    /// The connector's counters, when a connector made this connection.
+    private let counters: PostgresConnector.Counters?
 
     /// Default connection parameters; the URL's own (and libpq's PG* variables) win over these,
-    /// except that a connection never waits forever.
-    static let defaults: [(String, String)] = [("connect_timeout", "2"), ("application_name", "sheetd")]
+    /// except that a connection never waits forever. sheetd writes, so it wants the writable server:
+    /// of a multi-host URL's hosts, libpq takes the first that is not read-only.
+    static let defaults: [(String, String)] = [
+        ("connect_timeout", "2"), ("application_name", "sheetd"), ("target_session_attrs", "read-write"),
+    ]
 
     /// Connects to `url` (a `postgres://` or `postgresql://` URI or a `key=value` string). libpq's own
     /// conventions apply: PGPASSFILE/.pgpass, PG* variables, `sslmode` and friends in the URL.
@@ -38,7 +47,14 @@ public final class PostgresConnection {
     /// - Throws: `PostgresError` with `connectionLost` set when the server cannot be reached or
     ///   refuses the login.
     /// `parameters` are libpq keywords applied before the URL's (the listener's TCP keepalives).
-    public init(url: String, parameters: [(String, String)] = []) throws(PostgresError) {
+    /// A session on a read-only server (a standby, or `default_transaction_read_only`; possible when
+    /// the URL sets `target_session_attrs` to something else) is refused with SQLSTATE 25006.
+    public convenience init(url: String, parameters: [(String, String)] = []) throws(PostgresError) {
+        try self.init(url: url, parameters: parameters, counters: nil)
+    }
+
+    init(url: String, parameters: [(String, String)], counters: PostgresConnector.Counters?) throws(PostgresError) {
+        self.counters = counters
         // Later entries win (libpq processes the arrays in order), so the URL comes last.
         let pairs = Self.defaults + parameters + [("dbname", url)]
         let keywords = pairs.map { strdup($0.0) }
@@ -62,6 +78,33 @@ public final class PostgresConnection {
         }
         cpq_silence_notices(connection)
         handle = connection
+        if serverIsReadOnly {
+            close()
+            throw PostgresError(
+                sqlstate: Self.readOnlySQLState,
+                message: "the server is read-only (a standby, or default_transaction_read_only); sheetd needs the writable primary",
+                connectionLost: true)
+        }
+    }
+
+    /// SQLSTATE read_only_sql_transaction.
+    static let readOnlySQLState = "25006"
+
+    /// True when the server says this session cannot write: a standby (`in_hot_standby`, PostgreSQL
+    /// 14+) or `default_transaction_read_only` on. libpq keeps both current from the server's
+    /// ParameterStatus messages, which arrive with the answers to statements: no round trip here.
+    public var serverIsReadOnly: Bool {
+        guard let handle else { return false }
+        for name in ["in_hot_standby", "default_transaction_read_only"] {
+            if let value = PQparameterStatus(handle, name), String(cString: value) == "on" { return true }
+        }
+        return false
+    }
+
+    /// Drops the session because its server turned out read-only (counted by the connector).
+    public func closeAsReadOnly() {
+        if handle != nil { counters?.readOnlySessions.add(1, ordering: .relaxed) }
+        close()
     }
 
     deinit { close() }
@@ -73,9 +116,9 @@ public final class PostgresConnection {
         prepared = [:]
     }
 
-    /// True while the connection is open and not known to be broken.
+    /// True while the connection is open, not known to be broken, and not refused as read-only.
     public var isHealthy: Bool {
-        guard let handle else { return false }
+        guard let handle, !refusedAsReadOnly else { return false }
         return PQstatus(handle) == CONNECTION_OK
     }
 
@@ -258,7 +301,11 @@ public final class PostgresConnection {
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
             let sqlstate = PQresultErrorField(result, cpq_diag_sqlstate()).map { String(cString: $0) } ?? ""
-            let lost = PQstatus(handle) != CONNECTION_OK
+            if sqlstate == Self.readOnlySQLState && !refusedAsReadOnly {
+                refusedAsReadOnly = true
+                counters?.readOnlySessions.add(1, ordering: .relaxed)
+            }
+            let lost = PQstatus(handle) != CONNECTION_OK || refusedAsReadOnly
             let error = PostgresError(sqlstate: sqlstate, message: Self.trimmed(PQresultErrorMessage(result)), sql: sql, connectionLost: lost)
             PQclear(result)
             throw error

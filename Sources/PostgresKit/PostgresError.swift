@@ -31,6 +31,9 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
         return ["40001", "40P01", "55P03", "25006"].contains(sqlstate)
     }
 
+    /// The server would not write: read_only_sql_transaction, from a standby or a read-only primary.
+    public var isReadOnly: Bool { sqlstate == "25006" }
+
     public var description: String {
         var text = sqlstate.isEmpty ? message : "\(message) (SQLSTATE \(sqlstate))"
         if let sql { text += " in: \(sql)" }

@@ -80,8 +80,10 @@ extension PostgresConnection {
 ///
 /// Loss is noticed at once when the server closes the session (restart, `pg_terminate_backend`): the
 /// socket reads EOF. A silent network loss is noticed by the keepalive (`SELECT 1` after a second
-/// without input) under libpq's TCP keepalives and `tcp_user_timeout` (10 s). After a loss the
-/// listener connects again (backoff 10 ms doubling to 1 s) and LISTENs again; notifications sent in
+/// without input) under libpq's TCP keepalives and `tcp_user_timeout` (10 s). A server that reports
+/// itself read-only (a fenced primary; a standby is refused at connect) counts as lost: its session
+/// would hear nothing of the writes made on the new primary. After a loss the listener connects
+/// again, to the writable host of a multi-host URL (backoff 10 ms doubling to 500 ms), and LISTENs again; notifications sent in
 /// between are lost, which `handler` is told twice: `.lost` when the session went, `.listening` once
 /// it listens again (a handler flushes its caches on both).
 public final class PostgresListener: Sendable {
@@ -100,7 +102,7 @@ public final class PostgresListener: Sendable {
         var listening = false
     }
 
-    private let url: String
+    private let connector: PostgresConnector
     private let channel: String
     private let handler: @Sendable (Event) -> Void
     private let stopped = Atomic<Bool>(false)
@@ -124,8 +126,14 @@ public final class PostgresListener: Sendable {
     ]
 
     /// `channel` is quoted as an identifier for LISTEN (any text works).
-    public init(url: String, channel: String, handler: @escaping @Sendable (Event) -> Void) {
-        self.url = url
+    public convenience init(url: String, channel: String, handler: @escaping @Sendable (Event) -> Void) {
+        self.init(connector: PostgresConnector(url: url), channel: channel, handler: handler)
+    }
+
+    /// Sessions made by `connector` (counted with the process's others; the listener keeps its own
+    /// backoff, so it does not wait for the connector's).
+    public init(connector: PostgresConnector, channel: String, handler: @escaping @Sendable (Event) -> Void) {
+        self.connector = connector
         self.channel = channel
         self.handler = handler
         var ends: [Int32] = [-1, -1]
@@ -182,11 +190,11 @@ public final class PostgresListener: Sendable {
         while !stopped.load(ordering: .acquiring) {
             let connection: PostgresConnection
             do {
-                connection = try PostgresConnection(url: url, parameters: Self.keepaliveParameters)
+                connection = try connector.connect(parameters: Self.keepaliveParameters, honoringBackoff: false)
                 try connection.execute("LISTEN \(quoted)")
             } catch {
                 sleepMilliseconds(backoffMilliseconds)
-                backoffMilliseconds = min(1000, backoffMilliseconds * 2)
+                backoffMilliseconds = min(500, backoffMilliseconds * 2)
                 continue
             }
             backoffMilliseconds = 10
@@ -207,10 +215,17 @@ public final class PostgresListener: Sendable {
         }
     }
 
-    /// Until the session is lost or the listener stopped.
+    /// Until the session is lost, its server turns read-only, or the listener stopped.
     private func listen(on connection: PostgresConnection) {
         var idleMilliseconds = 0
         while !stopped.load(ordering: .acquiring) {
+            // A primary fenced or demoted under a live session says so in a ParameterStatus message
+            // (read with the keepalive's answer at the latest): the writes, and so the notifications,
+            // now happen elsewhere, so the session goes and the next one finds the writable host.
+            if connection.serverIsReadOnly {
+                connection.closeAsReadOnly()
+                return
+            }
             do {
                 // A short wait, so that `stop()` is noticed within a quarter second.
                 let (notes, woken) = try connection.waitForNotifications(timeoutMilliseconds: 250, orReadable: wake.read)

@@ -12,12 +12,17 @@ public final class PostgresPool: Sendable {
     /// A connection taken from `idle` belongs to the calling thread until it is handed back.
     private let state = ConditionLock(State())
     public let capacity: Int
-    private let url: String
+    private let connector: PostgresConnector
     /// How long a caller waits for a busy pool before failing.
     private let waitSeconds: Int
 
-    public init(url: String, capacity: Int, waitSeconds: Int = 5) {
-        self.url = url
+    public convenience init(url: String, capacity: Int, waitSeconds: Int = 5) {
+        self.init(connector: PostgresConnector(url: url), capacity: capacity, waitSeconds: waitSeconds)
+    }
+
+    /// Connections made by `connector` (shared with the process's other sessions of the database).
+    public init(connector: PostgresConnector, capacity: Int, waitSeconds: Int = 5) {
+        self.connector = connector
         self.capacity = max(1, capacity)
         self.waitSeconds = waitSeconds
     }
@@ -79,7 +84,7 @@ public final class PostgresPool: Sendable {
             return connection
         case .connect:
             do {
-                return try PostgresConnection(url: url)
+                return try connector.connect()
             } catch {
                 state.withLock(wake: .one) { $0.open -= 1 }
                 throw error

@@ -104,7 +104,7 @@ extension PostgresSheetStore: SharedSheetStore {
 
     public func listen(_ handler: @escaping @Sendable (SharedChange) -> Void) {
         let notifier = self.notifier
-        let listener = PostgresListener(url: url, channel: notifier.channel) { event in
+        let listener = PostgresListener(connector: connector, channel: notifier.channel) { event in
             switch event {
             case .listening: handler(.listenerReset(connected: true))
             case .lost: handler(.listenerReset(connected: false))

@@ -18,6 +18,8 @@ import Musl
 /// are made again on the next call, so the store recovers as soon as the database answers.
 public final class PostgresSheetStore: SheetStore {
     let url: String
+    /// Every session of the store (readers, writers, listener) is made here: one backoff, one count.
+    let connector: PostgresConnector
     private let readers: PostgresPool
     private let writers: [GroupCommitEngine<PostgresWriterBackend>]
     private let statistics = WriteCounters()
@@ -31,12 +33,14 @@ public final class PostgresSheetStore: SheetStore {
 
     private init(url: String, readerConnections: Int, writerConnections: Int, schema: String, retention: StoreRetention) {
         self.url = url
+        let connector = PostgresConnector(url: url)
+        self.connector = connector
         let notifier = ChangeNotifier(schema: schema)
         self.notifier = notifier
-        readers = PostgresPool(url: url, capacity: readerConnections)
+        readers = PostgresPool(connector: connector, capacity: readerConnections)
         writers = (0..<max(1, writerConnections)).map { [statistics, catalogCheck] _ in
             GroupCommitEngine(
-                backend: PostgresWriterBackend(url: url, notifier: notifier, catalogCheck: catalogCheck),
+                backend: PostgresWriterBackend(connector: connector, notifier: notifier, catalogCheck: catalogCheck),
                 retention: retention, counters: statistics)
         }
     }
@@ -262,9 +266,23 @@ public final class PostgresSheetStore: SheetStore {
 
     // MARK: - Operations
 
-    /// A round trip through a pooled connection (connecting again if the last one was lost).
+    /// A round trip through a pooled connection (connecting again if the last one was lost) that
+    /// proves the server takes writes: a session whose server became read-only (a fenced or demoted
+    /// primary) is dropped and the ping fails, so /readyz says not ready until a writable primary answers.
     public func ping() throws(StoreError) {
-        try read { db in _ = try db.scalar("SELECT max(version) FROM schema_migrations") }
+        try read { db in
+            let rows = try db.query("SELECT max(version), current_setting('transaction_read_only') FROM schema_migrations")
+            if rows.first?.string(at: 1) == "on" || db.serverIsReadOnly {
+                db.closeAsReadOnly()
+                throw PostgresError(sqlstate: "25006", message: "the database server is read-only (no writable primary)", connectionLost: true)
+            }
+        }
+    }
+
+    public var connectionStatistics: ConnectionStatistics? {
+        let s = connector.statistics
+        return ConnectionStatistics(
+            connects: s.connects, failures: s.failures, readOnlySessions: s.readOnlySessions, backoffMilliseconds: s.backoffMilliseconds)
     }
 
     public func sampleUsers(from: String?, limit: Int) throws(StoreError) -> [(userId: String, state: UserState)] {

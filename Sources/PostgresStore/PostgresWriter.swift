@@ -7,7 +7,8 @@ import Synchronization
 /// PostgreSQL's side of the group-commit engine (`GroupCommitEngine`): one writer connection per
 /// engine. `synchronous_commit` stays on: the commit that completes a batch's jobs is on disk.
 struct PostgresWriterBackend: GroupCommitBackend {
-    let url: String
+    /// Shared with the store's other sessions: bounded, counted attempts on the writable server.
+    let connector: PostgresConnector
     /// The writer's connection, made on first use and again after a loss; a session holds the lock
     /// for its batch (the engine's thread, or `prune` and `closeConnection` while the queue is idle).
     let connection = Locked<PostgresConnection?>(nil)
@@ -57,7 +58,7 @@ struct PostgresBatchSession: GroupCommitSession {
         if let connection, connection.isHealthy { return connection }
         connection?.close()
         connection = nil
-        let db = try PostgresConnection(url: backend.url)
+        let db = try backend.connector.connect()
         connection = db
         return db
     }

@@ -250,8 +250,34 @@ public protocol StoreOperations: AnyObject, Sendable {
     func sampleUsers(from: String?, limit: Int) throws(StoreError) -> [(userId: String, state: UserState)]
     /// Counters of the write path: updates, the transactions that carried them, checkpoints.
     var writeStatistics: WriteStatistics { get }
+    /// Connection attempts to a database server (nil for an embedded database).
+    var connectionStatistics: ConnectionStatistics? { get }
     /// Flushes the WAL and closes every connection; the store is unusable afterwards.
     func close()
+}
+
+extension StoreOperations {
+    /// An embedded database has no server to connect to.
+    public var connectionStatistics: ConnectionStatistics? { nil }
+}
+
+/// How a store's attempts to reach its database server went (failover and outages show here).
+public struct ConnectionStatistics: Sendable, Equatable {
+    /// Sessions opened on a writable server.
+    public var connects: Int
+    /// Attempts that found no writable server.
+    public var failures: Int
+    /// Sessions dropped because their server was, or turned, read-only.
+    public var readOnlySessions: Int
+    /// The wait before the next attempt after the last failure (0 while the server answers).
+    public var backoffMilliseconds: Int
+
+    public init(connects: Int, failures: Int, readOnlySessions: Int, backoffMilliseconds: Int) {
+        self.connects = connects
+        self.failures = failures
+        self.readOnlySessions = readOnlySessions
+        self.backoffMilliseconds = backoffMilliseconds
+    }
 }
 
 /// Persistence for sheetd: every capability above, over one database. Events go in through `update`,

@@ -23,8 +23,10 @@ final class ReplicaPair {
     }()
 
     let url: String
-    private let adminURL: String
+    let adminURL: String
     private let schema: String
+    /// The login role of both replicas' sessions when the pair was made `withOwnRole` (nil: the admin's).
+    let role: String?
     let aStore: PostgresSheetStore
     let bStore: PostgresSheetStore
     let aService: SheetService
@@ -33,14 +35,18 @@ final class ReplicaPair {
     let a: Replica
     let b: Replica
 
-    init() throws {
+    /// `withOwnRole`: the replicas log in as a role of their own (a superuser), whose settings a
+    /// test may change without touching the other tests' sessions.
+    init(withOwnRole: Bool = false) throws {
         adminURL = try #require(Self.postgresURL)
         schema = "r_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+        role = withOwnRole ? schema + "_login" : nil
         let db = try PostgresConnection(url: adminURL)
         try db.execute("CREATE SCHEMA \(schema)")
+        if let role { try db.execute("CREATE ROLE \(role) LOGIN SUPERUSER") }
         db.close()
         let separator = adminURL.contains("?") ? "&" : "?"
-        url = adminURL + separator + "options=-csearch_path%3D\(schema)"
+        url = adminURL + separator + "options=-csearch_path%3D\(schema)" + (role.map { "&user=\($0)" } ?? "")
         let tokens = TokenVerifier(jwtSecret: Self.jwtSecret, adminToken: Self.adminToken)
         aStore = try PostgresSheetStore.open(url: url, readerConnections: 4)
         bStore = try PostgresSheetStore.open(url: url, readerConnections: 4)
@@ -67,6 +73,7 @@ final class ReplicaPair {
         bStore.close()
         if let db = try? PostgresConnection(url: adminURL) {
             _ = try? db.execute("DROP SCHEMA \(schema) CASCADE")
+            if let role { _ = try? db.execute("DROP ROLE \(role)") }
             db.close()
         }
     }

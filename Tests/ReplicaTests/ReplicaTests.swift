@@ -211,6 +211,44 @@ struct ReplicaTests {
         try pair.a.put("/v1/users/u5/containers/offers-home/count", #"{"count":4}"#).expect(200)
         #expect(try stream.next(timeoutMilliseconds: 3000)?.data?.contains("'offers' has 4 cards") == true)
     }
+
+    /// No writable primary (every new session of the replicas starts read-only, as on a standby or a
+    /// fenced primary, and the current ones are ended): /readyz 503, events 503 with Retry-After,
+    /// the failed attempts counted on /metrics; once the server takes writes again the replica is
+    /// ready, writes and listens again by itself, and the event retried with its id is applied once.
+    @Test func aReplicaWithoutAWritablePrimaryIsNotReadyAndRecovers() throws {
+        let pair = try ReplicaPair(withOwnRole: true)
+        let role = try #require(pair.role)
+        try pair.a.put("/v1/users/u7/containers/offers-home/count", #"{"count":1,"eventId":"e1"}"#).expect(200)
+        let admin = try PostgresConnection(url: pair.adminURL)
+        defer { admin.close() }
+        try admin.execute("ALTER ROLE \(role) SET default_transaction_read_only = on")
+        try admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", [.text(role)])
+
+        #expect(ReplicaPair.wait { (try? pair.a.get("/readyz"))?.status == 503 ? true : nil } == true)
+        let refused = try pair.a.put("/v1/users/u7/containers/offers-home/count", #"{"count":2,"eventId":"e2"}"#)
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") == "1")
+        #expect(refused.header("Content-Type")?.hasPrefix("application/problem+json") == true)
+        // The listener lost its session too and cannot listen on a read-only server; its attempts
+        // (and the pool's, once a request needs a new session) fail and are counted.
+        let counted = ReplicaPair.wait { () -> Bool? in
+            let text = (try? pair.a.get("/metrics").text) ?? ""
+            let failures = text.split(separator: "\n").first { $0.hasPrefix("sheetd_database_connect_failures_total ") }
+            let count = (failures?.split(separator: " ").last).flatMap { Int($0) } ?? 0
+            return text.contains("sheetd_replica_listener_up 0") && count > 0 ? true : nil
+        }
+        #expect(counted == true, "listener down and failed attempts counted on /metrics")
+
+        try admin.execute("ALTER ROLE \(role) RESET default_transaction_read_only")
+        #expect(ReplicaPair.wait { (try? pair.a.get("/readyz"))?.status == 200 ? true : nil } == true)
+        try pair.a.put("/v1/users/u7/containers/offers-home/count", #"{"count":2,"eventId":"e2"}"#).expect(200)
+        try pair.a.put("/v1/users/u7/containers/offers-home/count", #"{"count":2,"eventId":"e2"}"#).expect(200)
+        let counters = pair.aService.replicaCounters
+        #expect(ReplicaPair.wait { counters.listenerConnected.load(ordering: .relaxed) ? true : nil } == true)
+        let state = try pair.b.get("/v1/users/u7/state").expect(200).text.filter { $0 != " " }
+        #expect(state.contains(#""count":2"#), "\(state)")
+    }
 }
 
 enum ClientContextFixture {

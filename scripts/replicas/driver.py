@@ -14,6 +14,10 @@ Phases (each prints one `ok ...` or `FAIL ...` line and exits non-zero on failur
   pgrestart  event load through the balancer while PostgreSQL is stopped and started again: 503
              problem+json with Retry-After while it is down, the first acknowledged write within
              2 s of it being back, every acknowledged event stored.
+  failover   (scripts/failover-test.sh) event load and decision streams while the primary is killed and the
+             standby promoted: every acknowledged event stored, 503s with Retry-After, streams caught up.
+  load       event load through the balancer: every event acknowledged at once, none lost.
+  compare    every user of a run: each replica's decision equals a freshly started replica's.
   latency    write-to-event latency across replicas: streams open on one replica, count writes on
              the other, the client timestamps the write's acknowledgement and the event's arrival.
 """
@@ -220,17 +224,20 @@ class Load:
     """Clients sending count events through the balancer, each retried with the same eventId until
     acknowledged (or the deadline): what a well-behaved app does."""
 
-    def __init__(self, args, run, clients):
+    def __init__(self, args, run, clients, users=None):
         self.args = args
         self.run = run
         self.clients = clients
+        self.users = users or clients  # client c writes users c, c + clients, ... in turn
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.acked = []  # (user, eventId)
         self.unacked = []
         self.statuses = {}
         self.ack_times = []
+        self.ack_sent = []  # when the acknowledged attempt was sent, in the order of ack_times
         self.problems_503 = 0
+        self.no_retry_after_503 = 0  # 503s (sheetd's or the balancer's) without Retry-After
         self.threads = [threading.Thread(target=self.client, args=(c,)) for c in range(clients)]
 
     def start(self):
@@ -244,13 +251,18 @@ class Load:
 
     def client(self, c):
         api = Client(self.args.balancer, self.args.token, timeout=5)
-        user = "%s-c%d" % (self.run, c)
-        n = 0
+        mine = ["%s-c%d" % (self.run, u) for u in range(c, self.users, self.clients)]
+        sent = {u: 0 for u in mine}
+        turn = 0
         while not self.stop.is_set():
-            n += 1
+            user = mine[turn % len(mine)]
+            turn += 1
+            sent[user] += 1
+            n = sent[user]
             event = "%s-%d" % (user, n)
             deadline = time.monotonic() + 30
             while True:
+                attempt = time.monotonic()
                 st, headers, body = api.request(
                     "PUT", "/v1/users/%s/containers/offers-home/count" % user, {"count": n, "eventId": event})
                 with self.lock:
@@ -258,10 +270,13 @@ class Load:
                     if st == 503 and headers.get("content-type", "").startswith("application/problem+json") \
                             and "retry-after" in headers:
                         self.problems_503 += 1
+                    if st == 503 and "retry-after" not in headers:
+                        self.no_retry_after_503 += 1
                 if st == 200:
                     with self.lock:
                         self.acked.append((user, event))
                         self.ack_times.append(time.monotonic())
+                        self.ack_sent.append(attempt)
                     break
                 if time.monotonic() > deadline:
                     with self.lock:
@@ -382,6 +397,198 @@ def phase_pgrestart(args):
     print("RESULT pg_recovery_s=%.2f pg_acked=%d lost=0" % (recovered, len(load.acked)))
 
 
+# --- failover ------------------------------------------------------------------------------------
+
+class StreamWatcher:
+    """Decision streams (Server-Sent Events) opened directly on replicas; keeps what each received."""
+
+    def __init__(self, token, targets):
+        self.sel = selectors.DefaultSelector()
+        self.received = {}  # (user, base) -> bytes seen so far
+        self.closed = set()
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.socks = []
+        for user, base in targets:
+            host, port = split(base)
+            s = socket.create_connection((host, port))
+            s.sendall(("GET /v1/users/%s/decision/stream?%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                       "Accept: text/event-stream\r\n\r\n" % (user, SCREEN, token)).encode())
+            s.setblocking(False)
+            self.sel.register(s, selectors.EVENT_READ, (user, base))
+            self.received[(user, base)] = b""
+            self.socks.append(s)
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        while not self.stop.is_set():
+            for key, _ in self.sel.select(0.1):
+                try:
+                    data = key.fileobj.recv(65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                with self.lock:
+                    if not data:
+                        self.sel.unregister(key.fileobj)
+                        self.closed.add(key.data)
+                    else:
+                        self.received[key.data] = (self.received[key.data] + data)[-65536:]
+
+    def missing(self, text_for_user):
+        """The streams whose received bytes lack text_for_user(user)."""
+        with self.lock:
+            return [k for k, v in self.received.items() if text_for_user(k[0]).encode() not in v]
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        for s in self.socks:
+            s.close()
+
+
+def count_text(n):
+    return "'home-offers' has %d card" % n
+
+
+def metric(base, token, name):
+    c = Client(base, token)
+    st, _, body = c.request("GET", "/metrics")
+    c.close()
+    for line in body.decode(errors="replace").splitlines() if st == 200 else []:
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def phase_failover(args):
+    """Event load through the balancer (clients over users, retried with the same eventId), decision
+    streams open on both replicas; kill -9 of the primary's postmaster, the standby promoted
+    promote_after s later. Then: every acknowledged event stored (or, with --measure-loss, how many
+    are not), the time to the first acknowledged write sent after the kill, every 503 with
+    Retry-After, a replica's own answers while no primary is writable (503 problem+json, /readyz 503),
+    and every stream caught up with a change written after the failover."""
+    run = "fo%s-%d-%d" % (args.label, os.getpid(), int(time.time()))
+    stream_users = ["%s-s%d" % (run, i) for i in range(args.streams)]
+    watcher = StreamWatcher(args.token, [(u, r) for u in stream_users for r in args.replica])
+    load = Load(args, run, args.clients, users=args.users)
+    load.start()
+    time.sleep(args.before)
+    before = len(load.acked)
+    subprocess.run(args.kill, shell=True, check=True)
+    killed_at = time.monotonic()
+    # No writable primary yet: what a replica answers itself (not through the balancer).
+    time.sleep(min(0.3, args.promote_after / 2))
+    direct = Client(args.replica[0], args.token, timeout=5)
+    st, headers, body = direct.request(
+        "PUT", "/v1/users/%s-direct/containers/offers-home/count" % run, {"count": 1, "eventId": "d"})
+    ok_503 = st == 503 and headers.get("content-type", "").startswith("application/problem+json") and "retry-after" in headers
+    rst, _, _ = direct.request("GET", "/readyz")
+    direct.close()
+    time.sleep(max(0, args.promote_after - (time.monotonic() - killed_at)))
+    promoted = subprocess.run(args.promote, shell=True, capture_output=True, text=True)
+    promoted_at = time.monotonic()
+    deadline = killed_at + 20
+    first = None
+    while time.monotonic() < deadline:
+        with load.lock:
+            later = [t for t, sent in zip(load.ack_times, load.ack_sent) if sent > killed_at]
+        if later:
+            first = min(later) - killed_at
+            break
+        time.sleep(0.01)
+    time.sleep(args.after)
+    load.finish()
+    # A change for every stream user, written after the failover through the balancer.
+    api = Client(args.balancer, args.token)
+    for u in stream_users:
+        st2, _, b2 = api.request("PUT", "/v1/users/%s/containers/offers-home/count" % u, {"count": 7, "eventId": u + "-7"})
+        if st2 != 200:
+            watcher.close()
+            fail("failover: the write for stream user %s after the failover answered %s %s" % (u, st2, b2[:200]))
+    api.close()
+    wait_until = time.monotonic() + 5
+    missing = watcher.missing(lambda u: count_text(7))
+    while missing and time.monotonic() < wait_until:
+        time.sleep(0.05)
+        missing = watcher.missing(lambda u: count_text(7))
+    closed = len(watcher.closed)
+    watcher.close()
+    if promoted.returncode != 0:
+        fail("failover: promote failed: %s" % (promoted.stdout + promoted.stderr).strip())
+    if not ok_503:
+        fail("failover: a write to a replica with no writable primary answered %s %s (want 503 problem+json with Retry-After)"
+             % (st, body[:200]))
+    if rst != 503:
+        fail("failover: /readyz answered %s with no writable primary (want 503)" % rst)
+    if first is None:
+        fail("failover: no write sent after the kill was acknowledged within 20 s; statuses %s" % load.statuses)
+    if load.unacked:
+        fail("failover: %d events never acknowledged within 30 s of retries, first %s" % (len(load.unacked), load.unacked[0]))
+    if load.no_retry_after_503:
+        fail("failover: %d answers 503 without Retry-After" % load.no_retry_after_503)
+    lost = lost_events(args, load)
+    if lost and not args.measure_loss:
+        fail("failover: %d acknowledged events missing from the database, first %s" % (len(lost), lost[0]))
+    if missing:
+        fail("failover: %d of %d decision streams did not receive the change written after the failover "
+             "(%d closed), first %s" % (len(missing), len(stream_users) * len(args.replica), closed, missing[0]))
+    lost_users = len(set(u for u, _ in lost))
+    print("ok  failover (%s): kill -9 of the primary, promote %.1f s later; first write sent after the kill acknowledged "
+          "%.2f s after it; %d events acknowledged (%d before the kill), %d lost (%d users); %d 503s (%d sheetd's problem+json), "
+          "all with Retry-After; %d streams caught up; statuses %s"
+          % (args.label, promoted_at - killed_at, first, len(load.acked), before, len(lost), lost_users,
+             load.statuses.get(503, 0), load.problems_503, len(stream_users) * len(args.replica), load.statuses), flush=True)
+    print("RESULT run=%s first_ack_s=%.3f acked=%d lost=%d lost_users=%d answered_503=%d"
+          % (run, first, len(load.acked), len(lost), lost_users, load.statuses.get(503, 0)))
+
+
+def phase_load(args):
+    """Event load through the balancer for --after seconds: every event acknowledged at its first
+    attempt, none lost."""
+    run = "load%s-%d-%d" % (args.label, os.getpid(), int(time.time()))
+    load = Load(args, run, args.clients, users=args.users)
+    load.start()
+    time.sleep(args.after)
+    load.finish()
+    retried = sum(v for k, v in load.statuses.items() if k != 200)
+    if load.unacked or retried:
+        fail("load: %d events unacknowledged, %d attempts not acknowledged; statuses %s" % (len(load.unacked), retried, load.statuses))
+    lost = lost_events(args, load)
+    if lost:
+        fail("load: %d acknowledged events missing, first %s" % (len(lost), lost[0]))
+    print("ok  load: %d events acknowledged at the first attempt, 0 lost" % len(load.acked), flush=True)
+    print("RESULT acked=%d" % len(load.acked))
+
+
+def phase_compare(args):
+    """Every user of a run (--run prefix): the decision on each replica equals the one a freshly
+    started replica (--fresh, empty caches) computes, and shows the user's stored count."""
+    out = psql(args, "SELECT user_id FROM user_states WHERE user_id LIKE '%s-%%' ORDER BY user_id" % args.run)
+    users = [u for u in out.split() if u]
+    if not users:
+        fail("compare: no users of run %s" % args.run)
+    clients = [Client(u, args.token) for u in args.replica]
+    fresh = Client(args.fresh, args.token)
+    for u in users:
+        st, _, state = fresh.request("GET", "/v1/users/%s/state" % u)
+        counts = [c["count"] for c in json.loads(state).get("containers", []) if c.get("containerId") == "offers-home"] \
+            if st == 200 else []
+        path = "/v1/users/%s/decision?%s" % (u, SCREEN)
+        fst, _, expected = fresh.request("GET", path)
+        if fst != 200 or not counts or count_text(counts[0]).encode() not in expected:
+            fail("compare: the fresh replica's decision for %s (%s) does not show the stored count %s" % (u, fst, counts))
+        for base, c in zip(args.replica, clients):
+            st, _, body = c.request("GET", path)
+            if st != 200 or body != expected:
+                fail("compare: %s answers %s for %s: %s, a fresh computation: %s" % (base, st, u, body[:300], expected[:300]))
+    print("ok  compare: %d users' decisions on %d replicas equal a fresh replica's, each showing the stored count"
+          % (len(users), len(args.replica)), flush=True)
+    print("RESULT compared=%d" % len(users))
+
+
 # --- latency -------------------------------------------------------------------------------------
 
 def phase_latency(args):
@@ -483,7 +690,7 @@ def phase_latency(args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("phase", choices=["pairs", "catalog", "kill", "pgrestart", "latency"])
+    p.add_argument("phase", choices=["pairs", "catalog", "kill", "pgrestart", "latency", "failover", "compare", "load"])
     p.add_argument("--balancer")
     p.add_argument("--replica", action="append", default=[], help="base URL of a replica (twice)")
     p.add_argument("--token", default=os.environ.get("SHEETD_ADMIN_TOKEN", ""))
@@ -502,9 +709,17 @@ def main():
     p.add_argument("--writes", type=int, default=2000)
     p.add_argument("--seconds", type=float, default=30)
     p.add_argument("--gap", type=float, default=2.0, help="milliseconds between writes")
+    p.add_argument("--kill", help="failover: the shell command that kills the primary")
+    p.add_argument("--promote", help="failover: the shell command that promotes the standby")
+    p.add_argument("--promote-after", type=float, default=1.0)
+    p.add_argument("--streams", type=int, default=10, help="failover: users with a stream on each replica")
+    p.add_argument("--label", default="", help="failover: a tag for the run's user ids and its lines")
+    p.add_argument("--measure-loss", action="store_true", help="failover: report lost events instead of failing")
+    p.add_argument("--run", help="compare: the run id (user id prefix) the failover phase printed")
+    p.add_argument("--fresh", help="compare: base URL of a freshly started replica")
     args = p.parse_args()
     {"pairs": phase_pairs, "catalog": phase_catalog, "kill": phase_kill, "pgrestart": phase_pgrestart,
-     "latency": phase_latency}[args.phase](args)
+     "latency": phase_latency, "failover": phase_failover, "compare": phase_compare, "load": phase_load}[args.phase](args)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ struct OpsController: RouteController {
             + Self.family(
                 "sheetd_store_wal_restarts_total", "counter",
                 "Checkpoints by the writer that let the WAL start over.", "\(writes.walRestarts)")
+            + connectionMetrics()
             + decisionCacheMetrics()
             + experimentRecorder.render(catalog: current)
             + Self.family("sheetd_streams_open", "gauge", "Open decision streams (Server-Sent Events).", "\(streams.openCount)")
@@ -62,6 +63,24 @@ struct OpsController: RouteController {
             + sheetCounters.render(catalog: current)
             + replicaMetrics()
             + Self.family("sheetd_build_info", "gauge", "Build information.", "1", labels: "{version=\"\(SheetService.version)\"}")
+    }
+
+    /// Attempts to reach a database server (PostgreSQL only): a failover or an outage shows as
+    /// failures at a bounded rate (the backoff) and ends with a connect.
+    private func connectionMetrics() -> String {
+        guard let c = store.connectionStatistics else { return "" }
+        return Self.family("sheetd_database_connects_total", "counter", "Database sessions opened on a writable server.", "\(c.connects)")
+            + Self.family(
+                "sheetd_database_connect_failures_total", "counter",
+                "Connection attempts that found no writable database server (refused, timed out, only standbys).", "\(c.failures)")
+            + Self.family(
+                "sheetd_database_read_only_sessions_total", "counter",
+                "Database sessions dropped because their server was or became read-only (standby, fenced or demoted primary).",
+                "\(c.readOnlySessions)")
+            + Self.family(
+                "sheetd_database_connect_backoff_seconds", "gauge",
+                "Wait before the next connection attempt after a failure (0 while the database answers).",
+                "\(Double(c.backoffMilliseconds) / 1000)")
     }
 
     /// Decision cache lookups: the hit ratio tells whether `SHEETD_DECISION_CACHE` holds the active
