@@ -13,6 +13,8 @@ APT_PACKAGES += haproxy
 ANDROID_APT_PACKAGES := kotlin openjdk-17-jdk-headless junit5 libkotlinx-coroutines-java libkotlinx-atomicfu-java
 # SHEETD_JWKS_URL: libcurl, Debian's HTTPS client (bench/jwks.sh signs its tokens with python3-cryptography).
 APT_PACKAGES += libcurl4-openssl-dev python3-cryptography
+# The console's charts: Debian's Chart.js, embedded into the binary at build time (Plugins/EmbedConsole).
+APT_PACKAGES += libjs-chart.js
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
@@ -23,7 +25,7 @@ help:
 	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
 	@echo "make android-test    the Android client's Kotlin core: kotlinc + JUnit 5 against a live sheetd (also in make test)"
 	@echo "make lint            swift format lint --strict with .swift-format (make format fixes)"
-	@echo "make browser-test    the /preview page in headless Chromium against a live server"
+	@echo "make browser-test    the /preview page and the /console operator console in headless Chromium against a live server"
 	@echo "make bench           load benchmarks against C yardsticks (SQLite, then PostgreSQL), storage growth, then 10 000 decision streams (writes BENCHMARKS.md)"
 	@echo "make bench-quick     a short benchmark round for development"
 	@echo "make bench-postgres  the PostgreSQL scenarios only (libpq yardstick, cache on/off, two replicas)"
@@ -86,9 +88,10 @@ format:
 lint:
 	swift format lint --strict -r Sources Tests Package.swift
 
-# The live preview page (GET /preview) in headless Chromium against a freshly started server (debug
-# build, temp database). Installs chromium, chromium-driver and a selenium venv when missing (root).
-# PREVIEW_SHOTS=DIR keeps the screenshots there.
+# The live preview page (GET /preview), then the operator console (GET /console), in headless Chromium
+# against a freshly started server (debug build, temp database). Installs chromium, chromium-driver and
+# a selenium venv when missing (root). PREVIEW_SHOTS=DIR keeps the preview's screenshots there,
+# CONSOLE_SHOTS=DIR the console's (CONSOLE_SHOTS=docs/console refreshes the README's).
 browser-test: deps
 	swift build $(SWIFT_FLAGS)
 	scripts/browser-test.sh .build/debug/sheetd

@@ -63,8 +63,8 @@ let package = Package(
             dependencies: [
                 "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "CurlKit", "Concurrency",
             ],
-            exclude: ["Preview"],
-            plugins: ["EmbedPreview"]
+            exclude: ["Preview", "Console"],
+            plugins: ["EmbedPreview", "EmbedConsole"]
         ),
         .executableTarget(
             name: "sheetd",
@@ -85,6 +85,9 @@ let package = Package(
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedFileTool"]),
         // Build-time embedding of the live preview page (Sources/SheetService/Preview, served at /preview).
         .plugin(name: "EmbedPreview", capability: .buildTool(), dependencies: ["EmbedFileTool"]),
+        // The operator console (Sources/SheetService/Console, served at /console) and Debian's Chart.js
+        // (libjs-chart.js, /usr/share/javascript/chart.js/chart.min.js), embedded at build time.
+        .plugin(name: "EmbedConsole", capability: .buildTool(), dependencies: ["EmbedFileTool"]),
 
         // Helpers shared by the test targets (temporary directories, a raw-socket HTTP client).
         .target(name: "TestSupport", dependencies: ["MicroHTTP", "Concurrency"], path: "Tests/TestSupport"),

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The live preview page (GET /preview) in a real browser: starts sheetd (BINARY, default
-# .build/debug/sheetd) on a free port with a temporary database and examples/catalog.json, then
-# drives headless Chromium through scripts/browser-test.py (selenium, from PyPI, in a venv under
-# .build/venv-browser). Installs what is missing when root on Debian: chromium, chromium-driver,
-# python3-venv. Screenshots go to $PREVIEW_SHOTS (default: a temporary directory, printed).
+# The live preview page (GET /preview) and the operator console (GET /console) in a real browser:
+# starts sheetd (BINARY, default .build/debug/sheetd) on a free port with a temporary database and
+# examples/catalog.json, then drives headless Chromium through scripts/browser-test.py (the preview)
+# and scripts/console-test.py (the console, on the same server afterwards; about 40 s) with selenium
+# (from PyPI, in a venv under .build/venv-browser). Installs what is missing when root on Debian:
+# chromium, chromium-driver, python3-venv. Screenshots go to $PREVIEW_SHOTS and $CONSOLE_SHOTS
+# (default: a temporary directory; CONSOLE_SHOTS=docs/console refreshes the README's). Both scripts
+# run even when the first fails; the exit status is non-zero when either did.
 #
 #   scripts/browser-test.sh [BINARY]
 set -euo pipefail
@@ -57,5 +60,9 @@ done
 [ -n "$port" ] || { say "sheetd did not report its port:"; cat "$log"; exit 1; }
 
 user_token=$("$binary" token --user preview-user --ttl 3600)
+status=0
 PREVIEW_BASE="http://127.0.0.1:$port" PREVIEW_USER_TOKEN="$user_token" PREVIEW_SHOTS_DIR="$shots" \
-  "$venv/bin/python" scripts/browser-test.py
+  "$venv/bin/python" scripts/browser-test.py || status=1
+PREVIEW_BASE="http://127.0.0.1:$port" CONSOLE_SHOTS_DIR="${CONSOLE_SHOTS:-$work/console-shots}" \
+  "$venv/bin/python" scripts/console-test.py || status=1
+exit $status

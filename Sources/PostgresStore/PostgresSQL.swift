@@ -7,6 +7,7 @@ enum PostgresSQL {
     static let deleteExpiredEvents = dollars(ProcessedEventSQL.deleteExpired)
     static let eraseSomeEvents = dollars(ProcessedEventSQL.eraseSome)
     static let rollupStats = dollars(RollupSQL.stats)
+    static let rollupSeries = dollars(RollupSQL.series)
     static let foldExpiredRollups = dollars(RollupSQL.foldExpired)
     static let deleteExpiredRollups = dollars(RollupSQL.deleteExpired)
 

@@ -264,6 +264,15 @@ public final class PostgresSheetStore: SheetStore {
         }
     }
 
+    public func sheetStatsSeries(sheetId: String, range: RollupRange) throws(StoreError) -> [SheetStatsBucket] {
+        try read { db in
+            let rows = try db.query(PostgresSQL.rollupSeries, [.text(sheetId)] + RollupSQL.seriesArguments(range).map { .int($0) }).map { row in
+                (bucket: Int64(row.int(at: 0)), values: RollupCounters.columns.indices.map { Int64(row.int(at: $0 + 1)) })
+            }
+            return RollupSQL.series(from: rows, range: range)
+        }
+    }
+
     // MARK: - Operations
 
     /// A round trip through a pooled connection (connecting again if the last one was lost) that

@@ -117,6 +117,7 @@ public final class SheetService: Sendable {
                 replicaCounters: replicaCounters, experimentRecorder: experimentRecorder, sheetCounters: sheetCounters, streams: streams,
                 longPolls: longPolls),
             PreviewController(),
+            ConsoleController(),
             CatalogController(authorization: authorization, catalog: catalogKeeper, limits: catalogLimits, feed: feed),
             ImpactController(
                 authorization: authorization, catalog: catalogKeeper, limits: catalogLimits, analyses: impactAnalyses, clock: engine.clock),

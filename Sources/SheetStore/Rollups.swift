@@ -38,7 +38,7 @@ public enum RollupBucket {
     public static let archive: Int64 = -1_000_000_000
 
     /// The bucket holding `time`.
-    static func of(_ time: Timestamp) -> Int64 {
+    public static func of(_ time: Timestamp) -> Int64 {
         let (q, r) = time.millisecondsSince1970.quotientAndRemainder(dividingBy: milliseconds)
         return r < 0 ? q - 1 : q
     }
@@ -151,6 +151,47 @@ public struct RollupDeltas: Sendable {
     }
 }
 
+/// The width of a stats series' buckets: a UTC hour (one rollup row) or a UTC day (24 of them).
+public enum StatsBucketWidth: String, Sendable, CaseIterable {
+    case hour, day
+    public var hours: Int64 { self == .hour ? 1 : 24 }
+}
+
+/// The hours a stats series counts and how they are bucketed: the whole UTC hours from the first
+/// hour boundary at or after `since` up to the last boundary at or before `until` (not after 1970
+/// begins), grouped in UTC hours or days. A day bucket at either end may hold only part of its day.
+public struct RollupRange: Sendable, Equatable {
+    /// The first hour counted and the hour after the last (`firstHour ... endHour - 1`, maybe none).
+    public let firstHour: Int64
+    public let endHour: Int64
+    public let width: StatsBucketWidth
+
+    public init(since: Timestamp, until: Timestamp, width: StatsBucketWidth) {
+        firstHour = max(0, RollupBucket.firstStarting(atOrAfter: since))
+        endHour = max(firstHour, RollupBucket.of(until))
+        self.width = width
+    }
+
+    /// The buckets of the series, the empty ones included.
+    public var bucketCount: Int { endHour > firstHour ? Int(group(endHour - 1) - group(firstHour) + 1) : 0 }
+    /// Where counting starts and ends (the hour boundaries).
+    public var countedFrom: Timestamp { RollupBucket.start(of: firstHour) }
+    public var countedUntil: Timestamp { RollupBucket.start(of: endHour) }
+
+    /// The bucket holding hour `hour` (hours are not negative here, so this is `RollupSQL.series`' division).
+    func group(_ hour: Int64) -> Int64 { hour / width.hours }
+}
+
+/// One bucket of a stats series: where it starts (a UTC hour or midnight) and its counters.
+public struct SheetStatsBucket: Sendable, Equatable {
+    public var start: Timestamp
+    public var stats: SheetStats
+    public init(start: Timestamp, stats: SheetStats) {
+        self.start = start
+        self.stats = stats
+    }
+}
+
 /// The rollup SQL both backends run, written once with `?N` parameters (the PostgreSQL store turns
 /// them into `$N`). Column names come from `RollupCounters.columns`.
 public enum RollupSQL {
@@ -167,6 +208,28 @@ public enum RollupSQL {
 
     /// One sheet's counters summed from bucket `?2` on (the archive's bucket: everything).
     public static let stats = "SELECT \(sums) FROM sheet_rollups WHERE sheet_id = ?1 AND bucket >= ?2"
+
+    /// One sheet's counters per bucket of `?4` hours over the hours `?2 ..< ?3` (see `RollupRange`):
+    /// the bucket's number (hour / `?4`), then the sums; buckets without rows are left out.
+    public static let series = """
+        SELECT bucket / ?4 AS n, \(sums) FROM sheet_rollups
+        WHERE sheet_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY n ORDER BY n
+        """
+
+    /// The series from the rows of `series` (bucket number, counters): every bucket of the range, in
+    /// order, those without rows at zero.
+    public static func series(from rows: [(bucket: Int64, values: [Int64])], range: RollupRange) -> [SheetStatsBucket] {
+        let counted = Dictionary(rows.map { ($0.bucket, $0.values) }, uniquingKeysWith: { first, _ in first })
+        guard range.bucketCount > 0 else { return [] }
+        let first = range.group(range.firstHour)
+        return (first..<(first + Int64(range.bucketCount))).map { bucket in
+            let values = counted[bucket] ?? Array(repeating: 0, count: RollupCounters.columns.count)
+            return SheetStatsBucket(start: RollupBucket.start(of: bucket * range.width.hours), stats: RollupCounters(values: values).stats)
+        }
+    }
+
+    /// The arguments of `series` for a range, after the sheet id.
+    public static func seriesArguments(_ range: RollupRange) -> [Int64] { [range.firstHour, range.endHour, range.width.hours] }
 
     /// The oldest rows past the retention (`?1`: the first bucket kept), at most `?2` of them.
     static let expired = """

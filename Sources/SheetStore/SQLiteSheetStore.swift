@@ -245,6 +245,15 @@ public final class SQLiteSheetStore: SheetStore {
         }
     }
 
+    public func sheetStatsSeries(sheetId: String, range: RollupRange) throws(StoreError) -> [SheetStatsBucket] {
+        try read { db in
+            let rows = try db.query(RollupSQL.series, [.text(sheetId)] + RollupSQL.seriesArguments(range).map { .integer($0) }) { row in
+                (bucket: row.int64(at: 0), values: RollupCounters.columns.indices.map { row.int64(at: $0 + 1) })
+            }
+            return RollupSQL.series(from: rows, range: range)
+        }
+    }
+
     public func experimentCounts(experimentId: String) throws(StoreError) -> ExperimentCounts {
         try read { db in
             var counts = ExperimentCounts()

@@ -235,6 +235,9 @@ public protocol StatisticsStore: AnyObject, Sendable {
     /// boundary at or after it (`SheetStats.countedFrom`); without, everything kept, the rows folded
     /// by retention included.
     func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats
+    /// One sheet's figures per hour or day over a range of whole hours (`RollupRange`), every bucket
+    /// of the range in order (empty ones at zero): they add up to `sheetStats` over the same hours.
+    func sheetStatsSeries(sheetId: String, range: RollupRange) throws(StoreError) -> [SheetStatsBucket]
     /// One experiment's exact counts (`GET /v1/experiments/{experimentId}/results`), pinned users left out.
     func experimentCounts(experimentId: String) throws(StoreError) -> ExperimentCounts
 }

@@ -94,6 +94,78 @@ import Testing
         }
     }
 
+    /// A series (issue 46): the hour rollups of a range, per hour or UTC day, every bucket in order
+    /// (empty ones at zero), adding up to `sheetStats` over the same hours; other sheets and hours
+    /// outside the range are left out.
+    @Test(arguments: Backend.available) func seriesBucketsAddUpToTheStats(_ backend: Backend) throws {
+        try withStore(backend) { store, _ throws in
+            // Hours 1, 2 and 26 (day 0, day 0, day 1) for "s"; user b's latest impression moves to hour 50.
+            for (user, hours) in [("a", [1, 2]), ("b", [26]), ("b", [50]), ("c", [26])] {
+                _ = try store.update(userId: user, eventId: nil) { state, activity in
+                    for hour in hours {
+                        state.campaign.recordImpression(of: "s", at: Self.h(Int64(hour), plus: 7), keepSeconds: nil)
+                        activity += [
+                            SheetActivity(sheetId: "s", kind: .impression, at: Self.h(Int64(hour), plus: 7)),
+                            SheetActivity(sheetId: "s", kind: .dismissal, method: "swipe", at: Self.h(Int64(hour), plus: 9)),
+                            SheetActivity(sheetId: "other", kind: .impression, at: Self.h(Int64(hour))),
+                        ]
+                    }
+                    return []
+                }
+            }
+            let all = RollupRange(since: Self.h(0), until: Self.h(72), width: .hour)
+            let hours = try store.sheetStatsSeries(sheetId: "s", range: all)
+            #expect(hours.count == 72)
+            #expect(hours.map(\.start) == (0..<72).map { Self.h(Int64($0)) })
+            #expect(hours[1].stats == SheetStats(impressions: 1, uniqueUsers: 0, dismissals: ["swipe": 1]), "a's latest impression is in hour 2")
+            #expect(hours[2].stats == SheetStats(impressions: 1, uniqueUsers: 1, dismissals: ["swipe": 1]))
+            #expect(hours[26].stats == SheetStats(impressions: 2, uniqueUsers: 1, dismissals: ["swipe": 2]))
+            #expect(hours[50].stats == SheetStats(impressions: 1, uniqueUsers: 1, dismissals: ["swipe": 1]))
+            #expect(hours[3].stats == SheetStats())
+            #expect(Self.sum(hours) == SheetStats(impressions: 5, uniqueUsers: 3, dismissals: ["swipe": 5]))
+
+            let days = try store.sheetStatsSeries(sheetId: "s", range: RollupRange(since: Self.h(0), until: Self.h(72), width: .day))
+            #expect(days.map(\.start) == [Self.h(0), Self.h(24), Self.h(48)])
+            #expect(days.map(\.stats.impressions) == [2, 2, 1])
+            #expect(days.map(\.stats.uniqueUsers) == [1, 1, 1])
+            #expect(Self.sum(days) == Self.sum(hours))
+
+            // From a time inside hour 1 (counted from hour 2) to one inside hour 50 (hours before 50):
+            // day buckets at either end hold part of their day; the sums are the stats from hour 2
+            // less hour 50.
+            let partial = RollupRange(since: Self.h(1, plus: 1), until: Self.h(50, plus: 1), width: .day)
+            #expect(partial.countedFrom == Self.h(2) && partial.countedUntil == Self.h(50))
+            let partialDays = try store.sheetStatsSeries(sheetId: "s", range: partial)
+            #expect(partialDays.map(\.start) == [Self.h(0), Self.h(24), Self.h(48)])
+            var expected = try store.sheetStats(sheetId: "s", since: Self.h(2))
+            expected.countedFrom = nil
+            expected.impressions -= 1
+            expected.uniqueUsers -= 1
+            expected.dismissals["swipe"]! -= 1
+            #expect(Self.sum(partialDays) == expected)
+            #expect(partialDays[2].stats == SheetStats())
+
+            // A range with no whole hour, and another sheet's series.
+            #expect(
+                try store.sheetStatsSeries(sheetId: "s", range: RollupRange(since: Self.h(3, plus: 1), until: Self.h(3, plus: 2), width: .hour)) == []
+            )
+            #expect(Self.sum(try store.sheetStatsSeries(sheetId: "other", range: all)).impressions == 5)
+            #expect(try store.sheetStatsSeries(sheetId: "nobody", range: all).allSatisfy { $0.stats == SheetStats() })
+        }
+    }
+
+    static func sum(_ buckets: [SheetStatsBucket]) -> SheetStats {
+        var total = SheetStats()
+        for bucket in buckets {
+            total.impressions += bucket.stats.impressions
+            total.uniqueUsers += bucket.stats.uniqueUsers
+            total.latchReleases += bucket.stats.latchReleases
+            total.openedFrom += bucket.stats.openedFrom
+            total.dismissals.merge(bucket.stats.dismissals, uniquingKeysWith: +)
+        }
+        return total
+    }
+
     /// Retention folds hours past it into the archive, a bounded step at a time: the totals stay
     /// exact, `since` no longer sees those hours, younger hours stay.
     @Test(arguments: Backend.available) func pruningFoldsOldHoursIntoTheTotals(_ backend: Backend) throws {

@@ -16,6 +16,7 @@ struct CampaignController: RouteController {
         router.add(.PUT, "/v1/users/{userId}/attributes") { [self] in try putAttributes($0) }
         router.addUserRoute(.GET, "/attributes") { [self] in try getAttributes($0) }
         router.add(.GET, "/v1/sheets/{sheetId}/stats") { [self] in try sheetStats($0) }
+        router.add(.GET, "/v1/sheets/{sheetId}/stats/series") { [self] in try sheetStatsSeries($0) }
     }
 
     /// `POST /v1/users/{userId}/impressions`: the client presented the sheet. One event, as the others.
@@ -88,6 +89,56 @@ struct CampaignController: RouteController {
         let answer = SheetStatsAnswer(
             sheetId: sheetId, since: sinceText, impressions: stats.impressions, uniqueUsers: stats.uniqueUsers, dismissals: stats.dismissals,
             latchReleases: stats.latchReleases, openedFrom: stats.openedFrom, countedFrom: stats.countedFrom)
+        return .json(200, answer.jsonBytes())
+    }
+
+    /// The most buckets one series answers: 1000 hours is about six weeks, 1000 days longer than
+    /// the rollups are kept (400 days by default). Enough for a chart, small enough for one request.
+    static let maximumSeriesBuckets = 1_000
+
+    /// `GET /v1/sheets/{sheetId}/stats/series?since=&until=&bucket=hour|day` (admin): the stats'
+    /// counters per UTC hour or day over the whole hours from `since` to `until` (to the end of the
+    /// current hour without it); the buckets add up to the stats over the same hours.
+    func sheetStatsSeries(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
+        try authorization.requireAdmin(request, "only the admin token may read stats")
+        let sheetId = try request.pathIdentifier("sheetId")
+        var since: (text: String, time: Timestamp)?, until: (text: String, time: Timestamp)?, width = StatsBucketWidth.hour
+        try QueryParameters.read(
+            request,
+            [
+                "since": QueryParameters.dateTime { since = $0 },
+                "until": QueryParameters.dateTime { until = $0 },
+                "bucket": { text in
+                    guard let text, let parsed = StatsBucketWidth(rawValue: text) else { return "must be hour or day" }
+                    width = parsed
+                    return nil
+                },
+            ])
+        guard let since else { throw Problems.invalidParams([("since", "is required: an RFC 3339 date-time such as 2026-12-01T00:00:00Z")]) }
+        var invalid: [(name: String, reason: String)] = []
+        if since.time < Timestamp(millisecondsSince1970: 0) { invalid.append(("since", "must be at or after 1970-01-01T00:00:00Z")) }
+        if let until, until.time <= since.time { invalid.append(("until", "must be after since")) }
+        let end = until?.time ?? RollupBucket.start(of: RollupBucket.of(recorder.clock()) + 1)
+        let range = RollupRange(since: since.time, until: end, width: width)
+        if invalid.isEmpty && range.bucketCount > Self.maximumSeriesBuckets {
+            invalid.append(
+                (
+                    "since",
+                    "and until span \(range.bucketCount) \(width.rawValue) buckets, more than \(Self.maximumSeriesBuckets): ask for a shorter range"
+                        + (width == .hour ? " or bucket=day" : "")
+                ))
+        }
+        if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+        guard catalog.current[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
+        let buckets = try databaseErrors.guarding { () throws(StoreError) in try store.sheetStatsSeries(sheetId: sheetId, range: range) }
+        let answer = SheetStatsSeriesAnswer(
+            sheetId: sheetId, bucket: width.rawValue, since: since.text, until: until?.text, countedFrom: range.countedFrom,
+            countedUntil: range.countedUntil,
+            buckets: buckets.map {
+                SheetStatsSeriesAnswer.Bucket(
+                    start: $0.start, impressions: $0.stats.impressions, uniqueUsers: $0.stats.uniqueUsers, dismissals: $0.stats.dismissals,
+                    latchReleases: $0.stats.latchReleases, openedFrom: $0.stats.openedFrom)
+            })
         return .json(200, answer.jsonBytes())
     }
 }

@@ -1,4 +1,5 @@
 import MicroHTTP
+import SheetPolicy
 import SheetWire
 
 /// The query of a listing route, read in one pass: each known parameter's value goes to its reader,
@@ -35,6 +36,17 @@ struct QueryParameters {
                 return "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
             }
             keep(n)
+            return nil
+        }
+    }
+
+    /// An RFC 3339 date-time (finer than milliseconds rounds up), kept with its text as given.
+    static func dateTime(_ keep: @escaping ((text: String, time: Timestamp)) -> Void) -> Reader {
+        { text in
+            guard let text, let time = Timestamp(rfc3339: text, finerFraction: .roundUp) else {
+                return "must be an RFC 3339 date-time such as 2026-12-01T00:00:00Z"
+            }
+            keep((text, time))
             return nil
         }
     }
