@@ -12,10 +12,12 @@ let package = Package(
     products: [
         .library(name: "SheetdClient", targets: ["SheetdClient"]),
         .library(name: "SheetdClientTesting", targets: ["SheetdClientTesting"]),
+        .library(name: "SheetdAdminClient", targets: ["SheetdAdmin"]),
     ],
     targets: [
-        .target(name: "SheetdClient", exclude: ["CHANGELOG.md"], swiftSettings: clientSettings),
+        .target(name: "SheetdClient", exclude: ["CHANGELOG.md"], resources: [.copy("PrivacyInfo.xcprivacy")], swiftSettings: clientSettings),
         .target(name: "SheetdClientTesting", dependencies: ["SheetdClient"], swiftSettings: clientSettings),
+        .target(name: "SheetdAdmin", dependencies: ["SheetdClient"], swiftSettings: clientSettings),
     ]
 )
 

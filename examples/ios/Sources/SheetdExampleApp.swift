@@ -9,7 +9,7 @@ import SwiftUI
 @main
 struct SheetdExampleApp: App {
     let log: ExchangeLog
-    let client: SheetdClient
+    let client: SheetdUserClient
 
     init() {
         let environment = ProcessInfo.processInfo.environment
@@ -17,13 +17,13 @@ struct SheetdExampleApp: App {
         let token = environment["SHEETD_USER_TOKEN"] ?? ""
         let log = ExchangeLog()
         self.log = log
-        client = SheetdClient(
+        client = SheetdUserClient(
             baseURL: url, userId: "demo-user",
             token: { token },  // a real app returns its cached token and refreshes it near `exp`
             configuration: SheetdConfiguration(
                 requestAdapter: { request in
                     var request = request
-                    request.setValue("SheetdExample/\(SheetdClient.version)", forHTTPHeaderField: "User-Agent")
+                    request.setValue("SheetdExample/\(SheetdUserClient.version)", forHTTPHeaderField: "User-Agent")
                     return request
                 },
                 onExchange: { exchange in Task { @MainActor in log.append(exchange) } }))
