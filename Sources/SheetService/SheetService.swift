@@ -74,7 +74,8 @@ public final class SheetService: Sendable {
             experimentRecorder: experimentRecorder, databaseErrors: databaseErrors, replicaCounters: replicaCounters)
         self.recorder = EventRecorder(
             store: store, stateLimits: stateLimits, eventRate: EventRateLimiter(eventsPerMinute: eventsPerUserPerMinute), freshness: freshness,
-            feed: feed, sheetCounters: sheetCounters, experimentRecorder: experimentRecorder, databaseErrors: databaseErrors, clock: clock)
+            feed: feed, sheetCounters: sheetCounters, experimentRecorder: experimentRecorder, databaseErrors: databaseErrors,
+            occurredAtWindow: OccurredAtWindow(futureSeconds: Int(tokens.clockSkewSeconds)), clock: clock)
         replication?.listen { [weak self] change in self?.apply(change) }
         // While the database does not answer, the last catalog read (as `catalog` does).
         replication?.checkCatalogVersionPerBatch { [weak catalogKeeper] version in try? catalogKeeper?.refresh(seen: version) }

@@ -1,15 +1,18 @@
 public import JSONKit
 public import SheetPolicy
 
-/// `POST .../impressions`: `{"sheetId", "eventId"?}`.
+/// `POST .../impressions`: `{"sheetId", "eventId"?, "occurredAt"?}`.
 public struct ImpressionReport: Equatable, Sendable {
     public let sheetId: String
     public let eventId: String?
+    /// When it happened (`OccurredAtWindow`); nil: when the server processes it.
+    public let occurredAt: Timestamp?
 
     public init(_ object: [String: JSONValue]) throws(WireError) {
         var r = BodyReader(object)
         let sheetId = r.identifier("sheetId", required: true)
         eventId = r.eventId()
+        occurredAt = r.occurredAt()
         try r.finish()
         self.sheetId = try r.required(sheetId, "sheetId")
     }

@@ -100,7 +100,7 @@ struct Configuration: Sendable {
             default: "400"),
         Option("--event-id-retention-days", "SHEETD_EVENT_ID_RETENTION_DAYS", "days a processed event id is remembered for replays", default: "7"),
         Option("--event-ids-per-user", "SHEETD_EVENT_IDS_PER_USER", "a user's latest processed event ids remembered, older forgotten", default: "64"),
-        Option("--jwt-leeway", "SHEETD_JWT_LEEWAY", "seconds of clock difference allowed on a token's exp and nbf", default: "60"),
+        Option("--jwt-leeway", "SHEETD_JWT_LEEWAY", "seconds of clock skew allowed on token exp/nbf and event occurredAt", default: "60"),
     ]
 
     /// Parses `arguments` (after the subcommand) and `environment`. Unknown flags are errors.

@@ -244,6 +244,29 @@ struct CampaignTests {
         #expect(state.campaign.lastDismissals == ["offers": Campaign.at(5)])
         _ = SheetPolicy.apply(.dismiss("offers"), to: &state, catalog: Fixtures.catalog, now: Campaign.at(9))
         #expect(state.campaign.lastDismissals == ["offers": Campaign.at(9)])
+        // Reported late (`occurredAt`): one that happened before the latest does not move it back, and
+        // still latches and leaves the stack as it arrives.
+        let late = SheetPolicy.apply(.dismiss("offers"), to: &state, catalog: Fixtures.catalog, now: Campaign.at(8))
+        #expect(late.latched)
+        #expect(state.campaign.lastDismissals == ["offers": Campaign.at(9)])
+        _ = SheetPolicy.apply(.dismiss("offers"), to: &state, catalog: Fixtures.catalog, now: Campaign.at(12))
+        #expect(state.campaign.lastDismissals == ["offers": Campaign.at(12)])
+    }
+
+    /// A late impression is kept in time order: the caps count it where it happened, and the
+    /// latest stays the latest (the "on screen" rule reads it).
+    @Test func lateImpressionsKeepTimeOrder() {
+        let catalog = Campaign.catalog(offers: .init(frequency: .init(max: 2, periodSeconds: 3600)))
+        var state = Campaign.state()
+        for t in [Campaign.at(-600), Campaign.at(-3000)] {
+            state.campaign.recordImpression(
+                of: "offers", at: t, keepSeconds: catalog.longestImpressionPeriod, keepNewest: catalog.impressionsKeptPerSheet)
+        }
+        #expect(state.campaign.impressions["offers"] == [Campaign.at(-3000), Campaign.at(-600)])
+        _ = SheetPolicy.apply(.dismiss("offers", .programmatic), to: &state, catalog: catalog, now: Campaign.at(-500))
+        let capped = SheetPolicy.decide(catalog: catalog, state: state, context: Fixtures.context(), now: Campaign.at(0))
+        #expect(capped.held == [HeldSheet(sheetId: "offers", reason: .frequencyCapped)])
+        #expect(capped.validUntil == Campaign.at(600), "released an hour after the earlier impression")
     }
 
     /// "A sheet on screen stays on screen": its own impression does not make it vanish; after its

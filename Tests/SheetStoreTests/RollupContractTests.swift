@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SheetPolicy
 import SheetStore
+import Synchronization
 import Testing
 
 /// The stats' hour rollups and the retention (issue 25), on every backend: counters per sheet and
@@ -205,4 +206,60 @@ import Testing
         #expect(try store.update(userId: "small", eventId: "x") { _ in [2] }.replayed)
         #expect(try store.userState(userId: "small").latches == ["s": 1])
     }
+
+    /// Events reported late (`occurredAt`) committed together by the group-commit writer: each counts in
+    /// the hour it happened, a late impression does not move its user back to an earlier hour of the
+    /// unique users, and a job that throws (an `occurredAt` outside its window) stores nothing and
+    /// leaves its event id unused.
+    @Test(arguments: Backend.available) func lateEventsInOneGroupCommit(_ backend: Backend) throws {
+        try withStore(backend) { store, _ throws in
+            func impression(_ at: Timestamp) -> @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8] {
+                { state, activity in
+                    state.campaign.recordImpression(of: "s", at: at, keepSeconds: 86_400)
+                    activity.append(SheetActivity(sheetId: "s", kind: .impression, at: at))
+                    return [1]
+                }
+            }
+            let jobs: [(eventId: String, body: @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8])] = [
+                ("i-5", impression(Self.h(5))),
+                ("i-3", impression(Self.h(3, plus: 1))),
+                ("x", { _, _ in throw BodyFailed() }),
+                (
+                    "d-2",
+                    { _, activity in
+                        activity.append(SheetActivity(sheetId: "s", kind: .dismissal, method: "swipe", at: Self.h(2)))
+                        return [2]
+                    }
+                ),
+            ]
+            let done = DispatchGroup()
+            let failures = ConcurrentFailures()
+            for job in jobs {
+                done.enter()
+                store.submit(userId: "u1", eventId: job.eventId, job.body) { result in
+                    if case .failure(let error) = result { failures.add(job.eventId, error) }
+                    done.leave()
+                }
+            }
+            done.wait()
+            #expect(failures.eventIds == ["x"])
+            let again = try store.update(userId: "u1", eventId: "x", impression(Self.h(4)))
+            #expect(!again.replayed, "a refused event leaves its id unused")
+            #expect(try store.userState(userId: "u1").campaign.impressions["s"] == [Self.h(3, plus: 1), Self.h(4), Self.h(5)])
+            #expect(try store.sheetStats(sheetId: "s", since: nil) == SheetStats(impressions: 3, uniqueUsers: 1, dismissals: ["swipe": 1]))
+            #expect(try store.sheetStats(sheetId: "s", since: Self.h(5)) == SheetStats(impressions: 1, uniqueUsers: 1, countedFrom: Self.h(5)))
+            #expect(try store.sheetStats(sheetId: "s", since: Self.h(4)) == SheetStats(impressions: 2, uniqueUsers: 1, countedFrom: Self.h(4)))
+            #expect(try store.sheetStats(sheetId: "s", since: Self.h(3)) == SheetStats(impressions: 3, uniqueUsers: 1, countedFrom: Self.h(3)))
+            #expect(
+                try store.sheetStats(sheetId: "s", since: Self.h(2))
+                    == SheetStats(impressions: 3, uniqueUsers: 1, dismissals: ["swipe": 1], countedFrom: Self.h(2)))
+        }
+    }
+}
+
+/// The event ids whose jobs failed, collected from the writer's completions.
+private final class ConcurrentFailures: Sendable {
+    private let ids = Mutex<[String]>([])
+    func add(_ eventId: String, _ error: any Error) { ids.withLock { $0.append(eventId) } }
+    var eventIds: [String] { ids.withLock { $0 } }
 }

@@ -19,8 +19,11 @@ public struct EventEffect: Sendable, Equatable {
 }
 
 extension SheetPolicy {
-    /// Folds one event into the state (latch, stack, counts, heights, dismissal times) at `now` and says
-    /// what happened. The caller has already checked that every sheet id in the event exists in the catalog.
+    /// Folds one event into the state (latch, stack, counts, heights, dismissal times) and says what
+    /// happened. `now` is when the event happened: its `occurredAt` when it was reported late, which can
+    /// be before events already applied. Times only move forward (the latest dismissal stays the latest);
+    /// counts follow `seq`, and the stack and latches the order events arrive in.
+    /// The caller has already checked that every sheet id in the event exists in the catalog.
     public static func apply(_ event: UserEvent, to state: inout UserState, catalog: Catalog, now: Timestamp) -> EventEffect {
         let before = state
         switch event {
@@ -58,8 +61,11 @@ extension SheetPolicy {
                 latched = true
             }
             // Cooldowns and "a sheet on screen stays on screen" read the latest dismissal of a card sheet,
-            // by any method (the app closing it takes it off the screen too).
-            if catalog[sheetId]?.isCardSheet == true { state.campaign.lastDismissals[sheetId] = now }
+            // by any method (the app closing it takes it off the screen too). A dismissal reported late
+            // starts its cooldown from when it happened, and never replaces a later one.
+            if catalog[sheetId]?.isCardSheet == true, state.campaign.lastDismissals[sheetId].map({ now > $0 }) ?? true {
+                state.campaign.lastDismissals[sheetId] = now
+            }
             // Rule 4: dismissing a sheet removes it and everything above it (the root: the whole stack).
             if let index = state.stack.firstIndex(where: { $0.sheetId == sheetId }) {
                 state.stack.removeSubrange(index...)

@@ -23,18 +23,20 @@ struct CampaignController: RouteController {
         let userId = try authorization.authorizeUser(request)
         let impression = try request.decodeBody(ImpressionReport.init)
         let sheetId = impression.sheetId
-        let events = catalog.eventCatalog(), clock = recorder.clock
-        return recorder.record(userId: userId, eventId: impression.eventId, kind: .impression, emitting: [(sheetId, .impression, nil)]) {
-            state, activity in
+        let events = catalog.eventCatalog()
+        return recorder.record(
+            userId: userId, eventId: impression.eventId, occurredAt: impression.occurredAt, kind: .impression,
+            emitting: [(sheetId, .impression, nil)]
+        ) { state, activity, at in
             let catalog = events.current
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
             guard let sheet = catalog[sheetId] else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
-            let now = clock()
+            // Kept in time order: a late impression counts where it happened, in the caps' windows.
             state.campaign.recordImpression(
-                of: sheetId, at: now, keepSeconds: catalog.longestImpressionPeriod, keepNewest: catalog.impressionsKeptPerSheet)
+                of: sheetId, at: at, keepSeconds: catalog.longestImpressionPeriod, keepNewest: catalog.impressionsKeptPerSheet)
             // An exposed user's impressions count for their arm (pinned users' rows are left out of the results).
             if let experimentId = sheet.experiment?.id, let exposure = state.experiments.exposures[experimentId] {
-                activity.append(SheetActivity(sheetId: sheetId, kind: .experimentImpression, at: now, experimentId: experimentId, arm: exposure.arm))
+                activity.append(SheetActivity(sheetId: sheetId, kind: .experimentImpression, at: at, experimentId: experimentId, arm: exposure.arm))
             }
             return EventOutcome.impression(sheetId: sheetId, impressions: state.campaign.impressionTotals[sheetId] ?? 0).jsonBytes()
         }
@@ -45,7 +47,7 @@ struct CampaignController: RouteController {
         let userId = try authorization.authorizeUser(request)
         try authorization.requireAdmin(request, "only the admin token may set a user's segments")
         let segments = try request.decodeBody(UserAttributes.init).segments
-        return recorder.record(userId: userId, eventId: nil, kind: .attributes) { state in
+        return recorder.record(userId: userId, eventId: nil, kind: .attributes) { state, _ in
             state.campaign.segments = segments
             return EventOutcome.attributes(userId: userId, segments: segments).jsonBytes()
         }

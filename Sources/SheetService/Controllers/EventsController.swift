@@ -4,7 +4,7 @@ import SheetStore
 import SheetWire
 
 /// Facts a client reports for one user (counts, dismissals, presentations, content heights): each
-/// one transaction, replayed by event id (`EventRecorder`).
+/// one transaction, replayed by event id, dated by its `occurredAt` (`EventRecorder`).
 struct EventsController: RouteController {
     let authorization: RequestAuthorization
     let recorder: EventRecorder
@@ -22,11 +22,12 @@ struct EventsController: RouteController {
         let containerId = try request.pathIdentifier("containerId")
         let report = try request.decodeBody(CountReport.init)
         let filter = report.filter
-        let events = catalog.eventCatalog(), clock = recorder.clock
-        return recorder.record(userId: userId, eventId: report.eventId, kind: .count) { state in
+        let events = catalog.eventCatalog()
+        // Counts apply in `seq` order (else as they arrive), whatever their `occurredAt`: it dates the latch releases.
+        return recorder.record(userId: userId, eventId: report.eventId, occurredAt: report.occurredAt, kind: .count) { state, at in
             let effect = SheetPolicy.apply(
                 .countReported(containerId: containerId, filter: filter, count: report.count, seq: report.seq), to: &state,
-                catalog: events.current, now: clock())
+                catalog: events.current, now: at)
             return EventOutcome.count(containerId: containerId, filter: filter, effect: effect).jsonBytes()
         }
     }
@@ -35,14 +36,15 @@ struct EventsController: RouteController {
         let userId = try authorization.authorizeUser(request)
         let dismissal = try request.decodeBody(Dismissal.init)
         let sheetId = dismissal.sheetId
-        let events = catalog.eventCatalog(), clock = recorder.clock
+        let events = catalog.eventCatalog()
         return recorder.record(
-            userId: userId, eventId: dismissal.eventId, kind: .dismissal, emitting: [(sheetId, .dismissal, dismissal.method.rawValue)]
-        ) { state in
+            userId: userId, eventId: dismissal.eventId, occurredAt: dismissal.occurredAt, kind: .dismissal,
+            emitting: [(sheetId, .dismissal, dismissal.method.rawValue)]
+        ) { state, at in
             let catalog = events.current
             // Checked inside the transaction so a replayed event id answers as it did, whatever the catalog says now.
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
-            let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId, method: dismissal.method), to: &state, catalog: catalog, now: clock())
+            let effect = SheetPolicy.apply(.sheetDismissed(sheetId: sheetId, method: dismissal.method), to: &state, catalog: catalog, now: at)
             return EventOutcome.dismissal(effect).jsonBytes()
         }
     }
@@ -51,17 +53,19 @@ struct EventsController: RouteController {
         let userId = try authorization.authorizeUser(request)
         let presentation = try request.decodeBody(PresentationReport.init)
         let sheetId = presentation.sheetId, parentSheetId = presentation.parentSheetId
-        let events = catalog.eventCatalog(), clock = recorder.clock
+        let events = catalog.eventCatalog()
         // "Opened from" a sheet (its stats): a presentation naming it as the parent.
         let opened = parentSheetId.map { [(sheetId: $0, kind: SheetActivity.Kind.opened, method: String?.none)] } ?? []
-        return recorder.record(userId: userId, eventId: presentation.eventId, kind: .presentation, emitting: opened) { state in
+        return recorder.record(
+            userId: userId, eventId: presentation.eventId, occurredAt: presentation.occurredAt, kind: .presentation, emitting: opened
+        ) { state, at in
             let catalog = events.current
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             if let parentSheetId, catalog[parentSheetId] == nil {
                 throw Problems.notFound("no parent sheet '\(parentSheetId)' in the catalog")
             }
             let effect = SheetPolicy.apply(
-                .sheetOpened(sheetId: sheetId, mode: presentation.mode, parentSheetId: parentSheetId), to: &state, catalog: catalog, now: clock())
+                .sheetOpened(sheetId: sheetId, mode: presentation.mode, parentSheetId: parentSheetId), to: &state, catalog: catalog, now: at)
             return EventOutcome.presentation(effect).jsonBytes()
         }
     }
@@ -71,12 +75,12 @@ struct EventsController: RouteController {
         let sheetId = try request.pathIdentifier("sheetId")
         let report = try request.decodeBody(ContentHeightReport.init)
         let platform = report.platform, height = report.height
-        let events = catalog.eventCatalog(), clock = recorder.clock
-        return recorder.record(userId: userId, eventId: report.eventId, kind: .contentHeight) { state in
+        let events = catalog.eventCatalog()
+        return recorder.record(userId: userId, eventId: report.eventId, occurredAt: report.occurredAt, kind: .contentHeight) { state, at in
             let catalog = events.current
             guard catalog[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
             _ = SheetPolicy.apply(
-                .contentHeightMeasured(sheetId: sheetId, platform: platform, height: height), to: &state, catalog: catalog, now: clock())
+                .contentHeightMeasured(sheetId: sheetId, platform: platform, height: height), to: &state, catalog: catalog, now: at)
             return EventOutcome.contentHeight(sheetId: sheetId, platform: platform, height: height).jsonBytes()
         }
     }

@@ -23,16 +23,17 @@ struct ExperimentsController: RouteController {
         let userId = try authorization.authorizeUser(request)
         let conversion = try request.decodeBody(ConversionReport.init)
         let sheetId = conversion.sheetId, goal = conversion.goal
-        let events = catalog.eventCatalog(), clock = recorder.clock
-        return recorder.record(userId: userId, eventId: conversion.eventId, kind: .conversion) { state, activity in
+        let events = catalog.eventCatalog()
+        return recorder.record(userId: userId, eventId: conversion.eventId, occurredAt: conversion.occurredAt, kind: .conversion) {
+            state, activity, at in
             guard let sheet = events.current[sheetId] else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
-            let now = clock()
             var attribution: (counted: Bool, arm: String?) = (false, nil)
             if let experiment = sheet.experiment {
-                attribution = SheetPolicy.attributeConversion(in: experiment, state: state, at: now)
+                // Within the window after the exposure by when it happened, not when it was reported.
+                attribution = SheetPolicy.attributeConversion(in: experiment, state: state, at: at)
                 if attribution.counted {
                     activity.append(
-                        SheetActivity(sheetId: sheetId, kind: .conversion, at: now, experimentId: experiment.id, arm: attribution.arm))
+                        SheetActivity(sheetId: sheetId, kind: .conversion, at: at, experimentId: experiment.id, arm: attribution.arm))
                 }
             }
             return EventOutcome.conversion(
@@ -81,11 +82,10 @@ struct ExperimentsController: RouteController {
     }
 
     private func pinRecord(experimentId: String, userId: String, arm: String?) -> HTTPResponse {
-        let clock = recorder.clock
-        return recorder.record(userId: userId, eventId: nil, kind: .pin) { state, activity in
+        return recorder.record(userId: userId, eventId: nil, kind: .pin) { state, activity, now in
             state.experiments.pins[experimentId] = arm
             // The user's exposure row (if any) leaves or rejoins the results with the pin.
-            activity.append(SheetActivity(sheetId: experimentId, kind: .pin, at: clock(), experimentId: experimentId, arm: arm))
+            activity.append(SheetActivity(sheetId: experimentId, kind: .pin, at: now, experimentId: experimentId, arm: arm))
             return EventOutcome.pin(experimentId: experimentId, userId: userId, arm: arm).jsonBytes()
         }
     }

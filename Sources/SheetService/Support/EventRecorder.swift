@@ -1,6 +1,7 @@
 import MicroHTTP
 import SheetPolicy
 import SheetStore
+import SheetWire
 import Synchronization
 
 /// Records the events clients report for one user: each one transaction, replayed by event id,
@@ -17,13 +18,15 @@ final class EventRecorder: Sendable {
     private let sheetCounters: SheetCounters
     private let experimentRecorder: ExperimentRecorder
     private let databaseErrors: DatabaseErrors
-    /// The service's clock, which stamps the activity records.
+    /// The service's clock: when an event without `occurredAt` happened.
     let clock: @Sendable () -> Timestamp
+    /// How late, or how far ahead, an event's `occurredAt` may be.
+    let occurredAtWindow: OccurredAtWindow
 
     init(
         store: any SheetStore, stateLimits: UserStateLimits, eventRate: EventRateLimiter, freshness: DecisionFreshness, feed: ChangeFeed,
         sheetCounters: SheetCounters, experimentRecorder: ExperimentRecorder, databaseErrors: DatabaseErrors,
-        clock: @escaping @Sendable () -> Timestamp
+        occurredAtWindow: OccurredAtWindow, clock: @escaping @Sendable () -> Timestamp
     ) {
         self.store = store
         self.stateLimits = stateLimits
@@ -34,6 +37,7 @@ final class EventRecorder: Sendable {
         self.experimentRecorder = experimentRecorder
         self.databaseErrors = databaseErrors
         self.clock = clock
+        self.occurredAtWindow = occurredAtWindow
     }
 
     /// One event, one transaction; the outcome of the first processing answers every retry.
@@ -43,22 +47,30 @@ final class EventRecorder: Sendable {
     /// The answer is deferred: the connection is parked until the writer commits the batch carrying
     /// this event, so the worker thread serves others meanwhile and one commit carries many events.
     ///
+    /// `occurredAt`: when the event happened, if the client says so. The body gets the event's time
+    /// (`occurredAt`, else the clock); an `occurredAt` outside `occurredAtWindow` is a 400 that stores
+    /// nothing. It is checked in the transaction, after the event id: a retry of an event already
+    /// processed answers its first outcome, whatever time it carries now.
+    ///
     /// `emitting`: the activity records (stats) this event adds when its body succeeds, stamped with the
-    /// clock; latches the body releases are added as `latch-release` records. They commit with the
-    /// state, and count on /metrics after the commit.
+    /// event's time; latches the body releases are added as `latch-release` records. They commit with
+    /// the state, and count on /metrics after the commit.
     func record(
-        userId: String, eventId: String?, kind: EventKind, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
-        _ body: @escaping @Sendable (inout UserState) throws -> [UInt8]
+        userId: String, eventId: String?, occurredAt: Timestamp? = nil, kind: EventKind,
+        emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
+        _ body: @escaping @Sendable (inout UserState, Timestamp) throws -> [UInt8]
     ) -> HTTPResponse {
-        record(userId: userId, eventId: eventId, kind: kind, emitting: emitting) { (state: inout UserState, _: inout [SheetActivity]) in
-            try body(&state)
+        record(userId: userId, eventId: eventId, occurredAt: occurredAt, kind: kind, emitting: emitting) {
+            (state: inout UserState, _: inout [SheetActivity], at: Timestamp) in
+            try body(&state, at)
         }
     }
 
     /// `record` with a body that may emit records of its own (experiment facts).
     func record(
-        userId: String, eventId: String?, kind: EventKind, emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
-        _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8]
+        userId: String, eventId: String?, occurredAt: Timestamp? = nil, kind: EventKind,
+        emitting: [(sheetId: String, kind: SheetActivity.Kind, method: String?)] = [],
+        _ body: @escaping @Sendable (inout UserState, inout [SheetActivity], Timestamp) throws -> [UInt8]
     ) -> HTTPResponse {
         if let retryAfter = eventRate.admit(userId) {
             return Problems.tooManyRequests(
@@ -67,17 +79,17 @@ final class EventRecorder: Sendable {
             ).response
         }
         let storedEventId = eventId.map(kind.storedEventId)
-        let clock = self.clock
+        let clock = self.clock, window = occurredAtWindow
         let emitted = EmittedActivity()
         let withActivity: @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8] = { state, activity in
+            let at = try Problems.decoding { () throws(WireError) in try window.time(of: occurredAt, now: clock()) }
             let latched = state.latches
-            let outcome = try body(&state, &activity)
-            let now = clock()
-            for (sheetId, kind, method) in emitting { activity.append(SheetActivity(sheetId: sheetId, kind: kind, method: method, at: now)) }
+            let outcome = try body(&state, &activity, at)
+            for (sheetId, kind, method) in emitting { activity.append(SheetActivity(sheetId: sheetId, kind: kind, method: method, at: at)) }
             // Sorted only when some latch was released (most events release none).
             var released: [String] = []
             for sheetId in latched.keys where state.latches[sheetId] == nil { released.append(sheetId) }
-            for sheetId in released.sorted() { activity.append(SheetActivity(sheetId: sheetId, kind: .latchRelease, at: now)) }
+            for sheetId in released.sorted() { activity.append(SheetActivity(sheetId: sheetId, kind: .latchRelease, at: at)) }
             emitted.records.withLock { $0 = activity }
             return outcome
         }
