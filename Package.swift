@@ -115,6 +115,9 @@ let package = Package(
         .testTarget(
             name: "sheetdTests",
             dependencies: ["sheetd", "SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "TestSupport"]),
+        // The client's own logic, no server (the presenter, the plan, the fake): also in Package@swift-6.0.swift,
+        // so the macOS workflow runs it.
+        .testTarget(name: "SheetdClientUnitTests", dependencies: ["SheetdClient", "SheetdClientTesting"]),
         .testTarget(
             name: "SheetdClientTests",
             dependencies: ["SheetdClient", "SheetdClientTesting", "SheetdAdmin", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),

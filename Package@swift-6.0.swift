@@ -18,6 +18,8 @@ let package = Package(
         .target(name: "SheetdClient", exclude: ["CHANGELOG.md"], resources: [.copy("PrivacyInfo.xcprivacy")], swiftSettings: clientSettings),
         .target(name: "SheetdClientTesting", dependencies: ["SheetdClient"], swiftSettings: clientSettings),
         .target(name: "SheetdAdmin", dependencies: ["SheetdClient"], swiftSettings: clientSettings),
+        // The client's own logic, no server: what the macOS workflow runs (`swift test`).
+        .testTarget(name: "SheetdClientUnitTests", dependencies: ["SheetdClient", "SheetdClientTesting"], swiftSettings: clientSettings),
     ]
 )
 

@@ -37,7 +37,8 @@ public struct SheetdConfiguration: Sendable {
     /// travels in no URL (nor proxy or access log). Needs a server with those routes; off by default.
     public var usesMeRoutes: Bool
     /// Send each stored event's `occurredAt` (when it happened) with it, so a dismissal delivered late
-    /// starts its cooldown from when it happened. Needs a server that takes `occurredAt`; off by default.
+    /// starts its cooldown from when it happened. On by default: a server without `occurredAt` answers
+    /// 400 naming it, and the outbox sends the event again without it.
     public var sendsOccurredAt: Bool
     /// The shortest time in seconds between two long-poll answers: a server or proxy answering at
     /// once, again and again, is not asked faster than this (clamped to 0.1 ... 60).
@@ -65,7 +66,7 @@ public struct SheetdConfiguration: Sendable {
         retry: RetryPolicy = RetryPolicy(), requestTimeout: Double = 30, longPollWait: Int = 30, maxReconnectDelay: Double = 10,
         liveUpdates: LiveUpdates = .automatic, decisionCacheLimit: Int = 64, session: URLSession? = nil,
         sessionConfiguration: URLSessionConfiguration? = nil, requestAdapter: (@Sendable (URLRequest) async throws -> URLRequest)? = nil,
-        onExchange: (@Sendable (Exchange) -> Void)? = nil, usesMeRoutes: Bool = false, sendsOccurredAt: Bool = false,
+        onExchange: (@Sendable (Exchange) -> Void)? = nil, usesMeRoutes: Bool = false, sendsOccurredAt: Bool = true,
         longPollMinimumInterval: Double = 1
     ) {
         self.usesMeRoutes = usesMeRoutes

@@ -14,7 +14,7 @@ public import Foundation
 ///   the server answers it as a replay (`Idempotent-Replayed`): it counts once.
 /// - **When.** At once after ``record(_:)``; after a failure, again after a pause that doubles from 2 s
 ///   to 60 s; and whenever the app calls ``flush()`` (when the network returns and on foreground:
-///   `SheetdOutbox.observeSystem()` on iOS does both).
+///   `observeSystem()` on iOS does both). One outbox per file at a time (one per user).
 /// - **What stops a flush and what drops an event.** A transport failure, 408, 429, 5xx, 401, 403 or a
 ///   token provider that throws stops it with the events kept (they may pass later). Any other refusal
 ///   (400, 404, 409, 422: the event can never pass) drops that event (``DropReason/refused``) and goes on,

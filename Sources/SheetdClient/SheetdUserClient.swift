@@ -181,7 +181,8 @@ public final class SheetdUserClient: SheetdClientProtocol {
             let body = CountReport(count: count, seq: seq, filter: filter, eventId: id, occurredAt: at)
             answer = try await core.send("PUT", userPath + "/containers/\(HTTPCore.segment(container))/count", body: try HTTPCore.encode(body))
         case .impression(let sheetId):
-            answer = try await core.send("POST", userPath + "/impressions", body: try HTTPCore.encode(Impression(sheetId: sheetId, eventId: id, occurredAt: at)))
+            answer = try await core.send(
+                "POST", userPath + "/impressions", body: try HTTPCore.encode(Impression(sheetId: sheetId, eventId: id, occurredAt: at)))
         case .dismissal(let sheetId, let method):
             let body = Dismissal(sheetId: sheetId, method: method, eventId: id, occurredAt: at)
             answer = try await core.send("POST", userPath + "/dismissals", body: try HTTPCore.encode(body))

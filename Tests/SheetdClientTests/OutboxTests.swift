@@ -11,7 +11,7 @@ import Testing
 @Suite struct OutboxTests {
     static let fast = RetryPolicy(maxAttempts: 2, baseDelay: 0.01, maxDelay: 0.02)
 
-    static func client(_ baseURL: URL, user: String = "u1", sendsOccurredAt: Bool = false, usesMeRoutes: Bool = false) -> SheetdUserClient {
+    static func client(_ baseURL: URL, user: String = "u1", sendsOccurredAt: Bool = true, usesMeRoutes: Bool = false) -> SheetdUserClient {
         let token = LiveSheetd.userToken(user)
         return SheetdUserClient(
             baseURL: baseURL, userId: user, token: { token },
@@ -132,6 +132,34 @@ import Testing
         #expect(state.latches == [], "latched at 3, then released by the count of 1 that came after it")
         #expect(state.containers.map(\.count) == [1])
         #expect(await outbox.settlement(of: count.eventId) == .delivered(replayed: false))
+    }
+
+    /// A dismissal delivered 2 minutes late starts its cooldown from when it happened: with a 100 s
+    /// cooldown the sheet presents again at once after a new count (it would be cooling down for
+    /// another 100 s counted from the delivery). Without `occurredAt` it is cooling down.
+    @Test func aLateDismissalCoolsDownFromWhenItHappened() async throws {
+        for sendsTime in [true, false] {
+            let live = try LiveSheetd()
+            try await live.admin().putSheet(
+                "offers",
+                definition: SheetDefinitionInput(
+                    kind: .cards, screen: "home", tab: "accounts", containerId: "offers-home", priority: 10, cooldownSeconds: 100))
+            let client = Self.client(live.baseURL, sendsOccurredAt: sendsTime)
+            try await client.reportCount(1, container: "offers-home")
+            let outbox = try SheetdOutbox(file: URL(fileURLWithPath: live.directory.file("outbox.json")), client: client)
+            let happened = Date().addingTimeInterval(-120)
+            try await outbox.enqueue(SheetdEvent(.dismissal(sheetId: "offers", method: .swipe), occurredAt: happened))
+            #expect(await outbox.flush().remaining == 0)
+            try await client.reportCount(2, container: "offers-home")
+            let decision = try await client.decision(for: SheetContext(screen: "home", tab: "accounts"))
+            let at = try #require(try await client.state().lastDismissals.first?.at)
+            if sendsTime {
+                #expect(decision.present && decision.sheet?.id == "offers", "\(decision.trace)")
+                #expect(at.hasPrefix(String(SheetdUserClient.rfc3339(happened).prefix(19))), "stored as it happened: \(at)")
+            } else {
+                #expect(decision.reason == .coolingDown, "\(decision.trace)")
+            }
+        }
     }
 
     /// The presenter's reports go through the outbox in order, and the dismissal's settlement lets the

@@ -106,7 +106,8 @@ public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
         id: String, kind: SheetKind, variant: SheetSize, detents: [Detent], selectedDetent: DetentId, grabberVisible: Bool, swipeToDismiss: Bool,
         tapScrimToDismiss: Bool, largestUndimmedDetent: DetentId? = nil, dismissAffordance: DismissAffordance, confirmBeforeDismiss: Bool,
         expandsOnScrollToEdge: Bool, parentScalesBehind: Bool, awaitingContentHeight: Bool, scrollable: Bool, scrimAccessibleAsClose: Bool,
-        header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle, transition: SheetTransition? = nil,
+        header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle,
+        transition: SheetTransition? = nil,
         keyboardAdjustment: KeyboardAdjustment? = nil, experiment: PresentedExperiment? = nil, ios: IosSheet? = nil,
         android: AndroidSheet? = nil
     ) {

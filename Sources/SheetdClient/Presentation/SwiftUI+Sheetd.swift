@@ -158,7 +158,8 @@ private struct SheetdRootModifier<SheetContent: View>: ViewModifier {
 
     func body(content: Content) -> some View {
         let (model, decision) = (self.model, self.decision)
-        return content
+        return
+            content
             .modifier(SheetdLevelModifier(level: 0, model: model, sheetContent: sheetContent))
             .onAppear { model.driver.handle(.decision(decision)) }
             .onChange(of: decision) { model.driver.handle(.decision($0)) }
@@ -200,7 +201,9 @@ private struct SheetdLevelModifier<SheetContent: View>: ViewModifier {
                     })
             )
             .presentationDragIndicator(swiftUI?.dragIndicatorVisible == false ? .hidden : .visible)
-            .presentationBackgroundInteraction(swiftUI?.backgroundInteractionUpThrough.map { .enabled(upThrough: $0.presentationDetent) } ?? .disabled)
+            .presentationBackgroundInteraction(
+                swiftUI?.backgroundInteractionUpThrough.map { .enabled(upThrough: $0.presentationDetent) } ?? .disabled
+            )
             .presentationContentInteraction(swiftUI?.contentInteractionResizes == true ? .resizes : .scrolls)
             .presentationCornerRadius(swiftUI?.cornerRadius.map { CGFloat($0) })
             .interactiveDismissDisabled(plan?.swiftUIRefusesInteractiveDismissal ?? false)
@@ -231,7 +234,8 @@ private struct ContentHeightModifier: ViewModifier {
 
     func body(content: Content) -> some View {
         let measured = self.measured
-        return content
+        return
+            content
             .fixedSize(horizontal: false, vertical: true)
             .background(GeometryReader { proxy in Color.clear.preference(key: ContentHeightKey.self, value: proxy.size.height) })
             .onPreferenceChange(ContentHeightKey.self) { height in

@@ -59,7 +59,9 @@ extension SheetPresentationPlan.Detent {
     public var popoverSource: (() -> UIView?)?
     /// Asks the user whether to discard unsaved input; call `answer(true)` to close. The default shows
     /// an action sheet ("Discard changes" / "Keep editing").
-    public var confirm: @MainActor (UIViewController, _ answer: @escaping @MainActor (Bool) -> Void) -> Void = { SheetdUIKitPresenter.defaultConfirm($0, answer: $1) }
+    public var confirm: @MainActor (UIViewController, _ answer: @escaping @MainActor (Bool) -> Void) -> Void = {
+        SheetdUIKitPresenter.defaultConfirm($0, answer: $1)
+    }
 
     private weak var host: UIViewController?
     private let makeContent: @MainActor (SheetPresentation) -> UIViewController

@@ -70,7 +70,7 @@ final class LiveSheetd: @unchecked Sendable {
             baseURL: baseURL ?? self.baseURL, userId: user, token: { token },
             configuration: SheetdConfiguration(
                 retry: retry, requestTimeout: 10, longPollWait: longPollWait, maxReconnectDelay: 0.5, liveUpdates: liveUpdates,
-                onExchange: onExchange))
+                onExchange: onExchange, longPollMinimumInterval: 0.1))
     }
 
     /// An admin client that retries transport failures like the user clients above. On Linux,

@@ -13,7 +13,11 @@ import Testing
         // @unchecked Sendable: `value` is only touched under `lock`.
         private let lock = NSLock()
         private var value = 0
-        func next() -> String { lock.withLock { value += 1; return "p\(value)" } }
+        func next() -> String {
+            lock.withLock {
+                value += 1; return "p\(value)"
+            }
+        }
     }
 
     static func presenter() -> SheetPresenter {
@@ -97,7 +101,10 @@ import Testing
             for event in steps(shown.id) + [.gone(shown.id)] { effects += presenter.handle(event) }
             return Self.dismissals(effects)
         }
-        #expect(try end(Self.sheet("a")) { [.interactiveDismissalBegan($0, .swipe), .interactiveDismissalCancelled($0), .interactiveDismissalBegan($0, .scrim)] } == ["a:scrim"])
+        #expect(
+            try end(Self.sheet("a")) {
+                [.interactiveDismissalBegan($0, .swipe), .interactiveDismissalCancelled($0), .interactiveDismissalBegan($0, .scrim)]
+            } == ["a:scrim"])
         #expect(try end(Self.sheet("a")) { [.interactiveDismissalBegan($0, .unknown)] } == ["a:swipe"])
         #expect(try end(Self.sheet("a", swipe: false)) { [.interactiveDismissalBegan($0, .unknown)] } == ["a:scrim"])
         #expect(try end(Self.sheet("a", scrim: false)) { [.interactiveDismissalBegan($0, .unknown)] } == ["a:swipe"])
