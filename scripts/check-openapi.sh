@@ -57,6 +57,7 @@ fi
 
 "$python" - "$spec" "$catalog" <<'PY'
 import copy, json, sys
+from urllib.parse import unquote
 import yaml
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
@@ -84,8 +85,9 @@ def rooted(node):
 def deref(node):
     while isinstance(node, dict) and "$ref" in node and len(node) == 1:
         cur = spec
-        for part in node["$ref"].lstrip("#/").split("/"):
-            cur = cur[part]
+        for part in node["$ref"][2:].split("/"):  # a JSON pointer: percent-decoded, then ~1 is / and ~0 is ~
+            part = unquote(part).replace("~1", "/").replace("~0", "~")
+            cur = cur[int(part)] if isinstance(cur, list) else cur[part]
         node = cur
     return node
 

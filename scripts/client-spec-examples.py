@@ -12,6 +12,7 @@
 Needs PyYAML, jsonschema and referencing (scripts/check-openapi.sh installs them in .build/venv-tools).
 """
 import json, sys
+from urllib.parse import unquote
 import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
@@ -26,8 +27,9 @@ registry = Registry().with_resource(ROOT, Resource.from_contents(spec, default_s
 def deref(node):
     while isinstance(node, dict) and "$ref" in node and len(node) == 1:
         cur = spec
-        for part in node["$ref"].lstrip("#/").split("/"):
-            cur = cur[part]
+        for part in node["$ref"][2:].split("/"):  # a JSON pointer: percent-decoded, then ~1 is / and ~0 is ~
+            part = unquote(part).replace("~1", "/").replace("~0", "~")
+            cur = cur[int(part)] if isinstance(cur, list) else cur[part]
         node = cur
     return node
 

@@ -12,9 +12,9 @@ struct CampaignController: RouteController {
     let databaseErrors: DatabaseErrors
 
     func register(on router: Router) {
-        router.add(.POST, "/v1/users/{userId}/impressions") { [self] in try reportImpression($0) }
+        router.addUserRoute(.POST, "/impressions") { [self] in try reportImpression($0) }
         router.add(.PUT, "/v1/users/{userId}/attributes") { [self] in try putAttributes($0) }
-        router.add(.GET, "/v1/users/{userId}/attributes") { [self] in try getAttributes($0) }
+        router.addUserRoute(.GET, "/attributes") { [self] in try getAttributes($0) }
         router.add(.GET, "/v1/sheets/{sheetId}/stats") { [self] in try sheetStats($0) }
     }
 

@@ -1,7 +1,7 @@
 import MicroHTTP
 import SheetPolicy
 
-/// `GET /v1/users/{userId}/decision`: the hottest route. From the decision source (`DecisionSource`,
+/// `GET /v1/users/{userId}/decision` (and `/v1/me/decision`): the hottest route. From the decision source (`DecisionSource`,
 /// one path for every backend); with `Prefer: wait` and a matching `If-None-Match`, a long-poll;
 /// with `Prefer: return=minimal`, the body without `sheet` and `trace` (`DecisionResponse`).
 struct DecisionController: RouteController {
@@ -11,7 +11,7 @@ struct DecisionController: RouteController {
     let feed: ChangeFeed
 
     func register(on router: Router) {
-        router.add(.GET, "/v1/users/{userId}/decision") { [self] in try decision($0) }
+        router.addUserRoute(.GET, "/decision") { [self] in try decision($0) }
     }
 
     func decision(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {

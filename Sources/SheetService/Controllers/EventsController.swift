@@ -11,10 +11,10 @@ struct EventsController: RouteController {
     let catalog: CatalogKeeper
 
     func register(on router: Router) {
-        router.add(.PUT, "/v1/users/{userId}/containers/{containerId}/count") { [self] in try reportCount($0) }
-        router.add(.POST, "/v1/users/{userId}/dismissals") { [self] in try reportDismissal($0) }
-        router.add(.POST, "/v1/users/{userId}/presentations") { [self] in try reportPresentation($0) }
-        router.add(.PUT, "/v1/users/{userId}/sheets/{sheetId}/content-height") { [self] in try reportContentHeight($0) }
+        router.addUserRoute(.PUT, "/containers/{containerId}/count") { [self] in try reportCount($0) }
+        router.addUserRoute(.POST, "/dismissals") { [self] in try reportDismissal($0) }
+        router.addUserRoute(.POST, "/presentations") { [self] in try reportPresentation($0) }
+        router.addUserRoute(.PUT, "/sheets/{sheetId}/content-height") { [self] in try reportContentHeight($0) }
     }
 
     func reportCount(_ request: HTTPRequest) throws -> HTTPResponse {

@@ -11,7 +11,7 @@ struct ExperimentsController: RouteController {
     let catalog: CatalogKeeper
 
     func register(on router: Router) {
-        router.add(.POST, "/v1/users/{userId}/conversions") { [self] in try reportConversion($0) }
+        router.addUserRoute(.POST, "/conversions") { [self] in try reportConversion($0) }
         router.add(.GET, "/v1/experiments/{experimentId}/results") { [self] in try experimentResults($0) }
         router.add(.PUT, "/v1/experiments/{experimentId}/pins/{userId}") { [self] in try putPin($0) }
         router.add(.DELETE, "/v1/experiments/{experimentId}/pins/{userId}") { [self] in try deletePin($0) }

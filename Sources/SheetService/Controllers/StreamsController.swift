@@ -7,7 +7,7 @@ import Glibc
 import Musl
 #endif
 
-/// `GET /v1/users/{userId}/decision/stream`: the decision as Server-Sent Events, pushed when it changes.
+/// `GET /v1/users/{userId}/decision/stream` (and `/v1/me/decision/stream`): the decision as Server-Sent Events, pushed when it changes.
 struct StreamsController: RouteController {
     let authorization: RequestAuthorization
     let engine: DecisionEngine
@@ -16,7 +16,7 @@ struct StreamsController: RouteController {
     let draining: Draining
 
     func register(on router: Router) {
-        router.add(.GET, "/v1/users/{userId}/decision/stream") { [self] in try decisionStream($0) }
+        router.addUserRoute(.GET, "/decision/stream") { [self] in try decisionStream($0) }
     }
 
     func decisionStream(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {

@@ -11,8 +11,8 @@ struct UsersController: RouteController {
     let feed: ChangeFeed
 
     func register(on router: Router) {
-        router.add(.GET, "/v1/users/{userId}/state") { [self] in try userState($0) }
-        router.add(.DELETE, "/v1/users/{userId}") { [self] in try deleteUser($0) }
+        router.addUserRoute(.GET, "/state") { [self] in try userState($0) }
+        router.addUserRoute(.DELETE, "") { [self] in try deleteUser($0) }
     }
 
     /// `GET /v1/users/{userId}/state`: what the service stores for the user.

@@ -36,15 +36,26 @@ struct RequestAuthorization: Sendable {
         guard try authenticate(request) == .admin else { throw Problems.forbidden(why) }
     }
 
-    /// The `{userId}` of a /v1/users route, once the caller may act for that user.
+    /// The user a user route acts for, once the caller may act for them: the `{userId}` of a
+    /// /v1/users route, or on its /v1/me form (no `{userId}`: `Router.addUserRoute`) the user token's
+    /// subject. The admin token has no user, so it is refused on /v1/me (403 saying why).
     func authorizeUser(_ request: HTTPRequest) throws(Problem) -> String {
         let principal = try authenticate(request)
-        let userId = try request.pathIdentifier("userId")
+        // One lookup of the parameter on the hot path (the decision), as `pathIdentifier` does.
+        guard let userId = request.pathParameter("userId") else {
+            // The subject was checked as a user id when the token was verified.
+            guard case .user(let subject) = principal else { throw Self.adminOnMe }
+            return subject
+        }
+        guard Identifier.isValid(userId) else { throw Problems.invalidParams([("userId", Identifier.rule)]) }
         if case .user(let subject) = principal, subject != userId {
-            throw Problems.forbidden("this token may only use /v1/users/\(subject) routes")
+            throw Problems.forbidden("this token may only use /v1/users/\(subject) routes (or /v1/me)")
         }
         return userId
     }
+
+    static let adminOnMe = Problems.forbidden(
+        "/v1/me routes act for the user of a user token (its sub), and the admin token has no user: use /v1/users/{userId}/... instead")
 
     /// The admin token's name (never the token), for the access log.
     func adminName(_ request: HTTPRequest) -> String? {
@@ -83,5 +94,15 @@ extension HTTPRequest {
     func decodeBody<T>(_ decode: ([String: JSONValue]) throws(WireError) -> T) throws(Problem) -> T {
         let object = try jsonObject()
         return try Problems.decoding { () throws(WireError) in try decode(object) }
+    }
+}
+
+extension Router {
+    /// A user's route in its two forms, served by one handler: `/v1/users/{userId}<path>`, and
+    /// `/v1/me<path>` whose user is the user token's subject (`RequestAuthorization.authorizeUser`),
+    /// so that the user id need not travel in URLs and proxy logs. Same answers, ETags and caches.
+    func addUserRoute(_ method: HTTPMethod, _ path: String, _ handler: @escaping HTTPHandler) {
+        add(method, "/v1/users/{userId}" + path, handler)
+        add(method, "/v1/me" + path, handler)
     }
 }
