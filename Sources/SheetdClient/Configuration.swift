@@ -34,7 +34,8 @@ public struct SheetdConfiguration: Sendable {
     /// (not retried).
     public var requestAdapter: (@Sendable (URLRequest) async throws -> URLRequest)?
     /// Use the `/v1/me/...` form of the user routes: the user is the token's `sub`, and the user id
-    /// travels in no URL (nor proxy or access log). Needs a server with those routes; off by default.
+    /// travels in no URL (nor proxy or access log). Off by default: it needs a server with those routes
+    /// (sheetd from issue 43 on; an older one answers 404).
     public var usesMeRoutes: Bool
     /// Send each stored event's `occurredAt` (when it happened) with it, so a dismissal delivered late
     /// starts its cooldown from when it happened. On by default: a server without `occurredAt` answers
