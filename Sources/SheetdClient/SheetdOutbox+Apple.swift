@@ -2,7 +2,7 @@
 // the foreground. Compiled only on iOS (and Mac Catalyst): by the macOS workflow, not on Linux.
 #if os(iOS)
 import Network
-public import UIKit
+import UIKit
 
 extension SheetdOutbox {
     /// Flushes this outbox whenever the network becomes usable and whenever the app enters the

@@ -59,7 +59,7 @@ extension SheetPresentationPlan.Detent {
     public var popoverSource: (() -> UIView?)?
     /// Asks the user whether to discard unsaved input; call `answer(true)` to close. The default shows
     /// an action sheet ("Discard changes" / "Keep editing").
-    public var confirm: @MainActor (UIViewController, _ answer: @escaping @MainActor (Bool) -> Void) -> Void = {
+    public var confirm: @MainActor (UIViewController, _ answer: @escaping @MainActor @Sendable (Bool) -> Void) -> Void = {
         SheetdUIKitPresenter.defaultConfirm($0, answer: $1)
     }
 
@@ -91,7 +91,8 @@ extension SheetPresentationPlan.Detent {
     private func perform(_ effect: SheetPresenter.Effect) {
         switch effect {
         case .present(let shown, let over):
-            guard let presenting = over.flatMap({ containers[$0] }) ?? host else { return driver.handle(.gone(shown.id)) }
+            let parent: UIViewController? = if let over { containers[over] } else { host }
+            guard let presenting = parent else { return driver.handle(.gone(shown.id)) }
             let container = SheetdSheetContainer(shown: shown, content: makeContent(shown.sheet), driver: driver)
             containers[shown.id] = container
             container.prepare(source: popoverSource?())
@@ -118,7 +119,7 @@ extension SheetPresentationPlan.Detent {
     }
 
     /// An action sheet over `controller`: "Discard changes" (destructive) or "Keep editing".
-    public static func defaultConfirm(_ controller: UIViewController, answer: @escaping @MainActor (Bool) -> Void) {
+    public static func defaultConfirm(_ controller: UIViewController, answer: @escaping @MainActor @Sendable (Bool) -> Void) {
         let alert = UIAlertController(title: nil, message: nil, preferredStyle: .actionSheet)
         alert.addAction(UIAlertAction(title: "Discard changes", style: .destructive) { _ in answer(true) })
         alert.addAction(UIAlertAction(title: "Keep editing", style: .cancel) { _ in answer(false) })
