@@ -42,7 +42,8 @@ import FoundationNetworking
         collector.cancel()
         let sent = times.all
         try #require(sent.count >= 5)
-        #expect(Array(log.statuses.prefix(5)) == [200, 304, 304, 304, 304], "answered at once, unchanged")
+        // Each request leaves after the answer before it: the first four are answered.
+        #expect(Array(log.statuses.prefix(4)) == [200, 304, 304, 304], "answered at once, unchanged")
         for (earlier, later) in zip(sent, sent.dropFirst()) { #expect(later - earlier >= 0.29, "\(sent)") }
     }
 }

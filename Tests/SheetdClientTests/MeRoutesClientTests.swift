@@ -21,6 +21,11 @@ import Testing
         let collector = DecisionCollector(client.decisions(for: SheetContext(screen: "home", tab: "accounts")))
         defer { collector.cancel() }
         #expect(try await collector.waitFor(count: 1).first?.sheet?.id == "offers")
+        // The first decision may come from the cache: wait for the stream's own answer.
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !log.all.contains(where: { $0.target.hasPrefix("/v1/me/decision/stream") && $0.status == 200 }) {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
         let state = try await client.state()
         #expect(state.userId == "me-user-7")
         #expect(state.impressions.first?.total == 1)
