@@ -27,6 +27,9 @@ let package = Package(
         .library(name: "SheetdClient", targets: ["SheetdClient"]),
         // An in-memory SheetdClientProtocol (scripted decisions, recorded events) for the app's unit tests.
         .library(name: "SheetdClientTesting", targets: ["SheetdClientTesting"]),
+        // The operator API (catalog, segments, settings, experiments, stats; the admin token) for
+        // back-office tools, kept out of the app's product: module SheetdAdmin, over SheetdClient.
+        .library(name: "SheetdAdminClient", targets: ["SheetdAdmin"]),
     ],
     targets: [
         // C libraries, wrapped by exactly one Swift module each.
@@ -73,8 +76,11 @@ let package = Package(
         ),
         // The executable's allocator (Debian's libjemalloc) and its options (the test bundle, which imports sheetd, links it too).
         .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
-        .target(name: "SheetdClient", exclude: ["CHANGELOG.md"]),
+        // Floors: the client iOS 15; its UIKit adapter iOS 16 (custom detents), its SwiftUI modifier
+        // iOS 16.4 (the presentation modifiers), each marked @available. PrivacyInfo.xcprivacy: what it sends.
+        .target(name: "SheetdClient", exclude: ["CHANGELOG.md"], resources: [.copy("PrivacyInfo.xcprivacy")]),
         .target(name: "SheetdClientTesting", dependencies: ["SheetdClient"]),
+        .target(name: "SheetdAdmin", dependencies: ["SheetdClient"]),
 
         // Build-time embedding of the top-level migrations/*.sql into the SheetStore module
         // (migrations/postgres/*.sql into PostgresStore).
@@ -117,9 +123,12 @@ let package = Package(
         .testTarget(
             name: "sheetdTests",
             dependencies: ["sheetd", "SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "Crypto", "TestSupport"]),
+        // The client's own logic, no server (the presenter, the plan, the fake): also in Package@swift-6.0.swift,
+        // so the macOS workflow runs it.
+        .testTarget(name: "SheetdClientUnitTests", dependencies: ["SheetdClient", "SheetdClientTesting"]),
         .testTarget(
             name: "SheetdClientTests",
-            dependencies: ["SheetdClient", "SheetdClientTesting", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),
+            dependencies: ["SheetdClient", "SheetdClientTesting", "SheetdAdmin", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),
     ]
 )
 
@@ -135,7 +144,7 @@ let sharedSettings: [SwiftSetting] = [
 let serverReleaseSettings: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
 for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + sharedSettings
-    if !target.name.hasPrefix("SheetdClient") && target.type != .test {
+    if !target.name.hasPrefix("SheetdClient") && target.name != "SheetdAdmin" && target.type != .test {
         target.swiftSettings = (target.swiftSettings ?? []) + serverReleaseSettings
     }
 }

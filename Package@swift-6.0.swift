@@ -12,10 +12,14 @@ let package = Package(
     products: [
         .library(name: "SheetdClient", targets: ["SheetdClient"]),
         .library(name: "SheetdClientTesting", targets: ["SheetdClientTesting"]),
+        .library(name: "SheetdAdminClient", targets: ["SheetdAdmin"]),
     ],
     targets: [
-        .target(name: "SheetdClient", exclude: ["CHANGELOG.md"], swiftSettings: clientSettings),
+        .target(name: "SheetdClient", exclude: ["CHANGELOG.md"], resources: [.copy("PrivacyInfo.xcprivacy")], swiftSettings: clientSettings),
         .target(name: "SheetdClientTesting", dependencies: ["SheetdClient"], swiftSettings: clientSettings),
+        .target(name: "SheetdAdmin", dependencies: ["SheetdClient"], swiftSettings: clientSettings),
+        // The client's own logic, no server: what the macOS workflow runs (`swift test`).
+        .testTarget(name: "SheetdClientUnitTests", dependencies: ["SheetdClient", "SheetdClientTesting"], swiftSettings: clientSettings),
     ]
 )
 

@@ -6,9 +6,9 @@ public import FoundationNetworking
 public import Foundation
 #endif
 
-/// Settings shared by ``SheetdClient`` and ``SheetdAdminClient``.
+/// Settings shared by ``SheetdUserClient`` and ``SheetdAdminClient``.
 public struct SheetdConfiguration: Sendable {
-    /// How live decisions are followed by ``SheetdClient/decisions(for:)``.
+    /// How live decisions are followed by ``SheetdUserClient/decisions(for:)``.
     public enum LiveUpdates: Sendable, Equatable {
         /// The Server-Sent Events stream; long-poll where streams are refused (a 404, 405, 406 or 501
         /// for the stream route, or a proxy answering it with something other than `text/event-stream`).
@@ -33,12 +33,24 @@ public struct SheetdConfiguration: Sendable {
     /// and its own headers): add your headers, a `User-Agent`, a tracing id. Throwing fails the call
     /// (not retried).
     public var requestAdapter: (@Sendable (URLRequest) async throws -> URLRequest)?
+    /// Use the `/v1/me/...` form of the user routes: the user is the token's `sub`, and the user id
+    /// travels in no URL (nor proxy or access log). Off by default: it needs a server with those routes
+    /// (sheetd from issue 43 on; an older one answers 404).
+    public var usesMeRoutes: Bool
+    /// Send each stored event's `occurredAt` (when it happened) with it, so a dismissal delivered late
+    /// starts its cooldown from when it happened. On by default: a server without `occurredAt` answers
+    /// 400 naming it, and the outbox sends the event again without it.
+    public var sendsOccurredAt: Bool
+    /// The shortest time in seconds between two long-poll answers: a server or proxy answering at
+    /// once, again and again, is not asked faster than this (clamped to 0.1 ... 60).
+    public var longPollMinimumInterval: Double
     /// The most decisions (one per ``SheetContext``) the client keeps with their ETags, the least
-    /// recently used going first; 0 keeps none (every ``SheetdClient/decision(for:)`` downloads).
+    /// recently used going first; 0 keeps none (every ``SheetdUserClient/decision(for:)`` downloads).
     public var decisionCacheLimit: Int
     /// The app's URLSession for single requests (its delegate, protocol classes, metrics). Nil: an
     /// ephemeral session of ``sessionConfiguration``. The decision stream needs a data delegate of its
-    /// own, so it opens its sessions from this session's `configuration` (without its delegate).
+    /// own, so it opens its sessions from this session's `configuration`; their authentication
+    /// challenges (certificate pinning) go to this session's delegate too.
     public var session: URLSession?
     /// The configuration of the sessions the client makes (proxies, TLS, headers, `waitsForConnectivity`);
     /// nil: `URLSessionConfiguration.ephemeral`. Copied when set and when used: the client never changes
@@ -55,8 +67,12 @@ public struct SheetdConfiguration: Sendable {
         retry: RetryPolicy = RetryPolicy(), requestTimeout: Double = 30, longPollWait: Int = 30, maxReconnectDelay: Double = 10,
         liveUpdates: LiveUpdates = .automatic, decisionCacheLimit: Int = 64, session: URLSession? = nil,
         sessionConfiguration: URLSessionConfiguration? = nil, requestAdapter: (@Sendable (URLRequest) async throws -> URLRequest)? = nil,
-        onExchange: (@Sendable (Exchange) -> Void)? = nil
+        onExchange: (@Sendable (Exchange) -> Void)? = nil, usesMeRoutes: Bool = false, sendsOccurredAt: Bool = true,
+        longPollMinimumInterval: Double = 1
     ) {
+        self.usesMeRoutes = usesMeRoutes
+        self.sendsOccurredAt = sendsOccurredAt
+        self.longPollMinimumInterval = min(max(longPollMinimumInterval, 0.1), 60)
         self.retry = retry
         self.requestTimeout = requestTimeout
         self.longPollWait = min(max(longPollWait, 1), 60)

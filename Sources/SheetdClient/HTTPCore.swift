@@ -1,18 +1,19 @@
-import Foundation
+package import Foundation
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 /// The request machinery both clients share: URLs, the bearer token, retries, problem+json errors.
-struct HTTPCore: Sendable {
+/// `package`: the operator client (the SheetdAdmin module) uses it too; apps do not see it.
+package struct HTTPCore: Sendable {
     let baseURL: URL
     let tokens: TokenRefresher
     let provider: any SheetdTokenProvider
-    let configuration: SheetdConfiguration
+    package let configuration: SheetdConfiguration
     let session: URLSession
 
-    init(baseURL: URL, tokens provider: any SheetdTokenProvider, configuration: SheetdConfiguration) {
+    package init(baseURL: URL, tokens provider: any SheetdTokenProvider, configuration: SheetdConfiguration) {
         self.baseURL = baseURL
         self.provider = provider
         self.tokens = TokenRefresher(provider)
@@ -24,12 +25,12 @@ struct HTTPCore: Sendable {
     }
 
     /// One answer: status, body and the headers looked up case-insensitively.
-    struct Answer: Sendable {
-        var status: Int
-        var body: Data
-        var headers: [String: String]
-        var attempts: Int
-        func header(_ name: String) -> String? { headers[name.lowercased()] }
+    package struct Answer: Sendable {
+        package var status: Int
+        package var body: Data
+        package var headers: [String: String]
+        package var attempts: Int
+        package func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
     static let encoder: JSONEncoder = {
@@ -48,7 +49,7 @@ struct HTTPCore: Sendable {
     }
 
     /// Escapes one path segment (ids are letters, digits and `._:@-`, so this is a safety net).
-    static func segment(_ value: String) -> String {
+    package static func segment(_ value: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "._:@-~")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
@@ -57,7 +58,7 @@ struct HTTPCore: Sendable {
     /// Sends a request, retrying what the retry policy retries (with its backoff and `Retry-After`),
     /// and a 401 once with a refreshed token. A 2xx or 304 is returned; any other status throws a
     /// ``SheetdError`` carrying the problem.
-    func send(
+    package func send(
         _ method: String, _ path: String, query: [URLQueryItem] = [], body: Data? = nil, headers: [String: String] = [:],
         timeout: Double? = nil
     ) async throws -> Answer {
@@ -190,13 +191,13 @@ struct HTTPCore: Sendable {
     }
 
     /// Decodes an answer's body, or throws an `invalidResponse` error naming the model.
-    static func decode<T: Decodable>(_ type: T.Type, _ answer: Answer) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, _ answer: Answer) throws -> T {
         do { return try JSONDecoder().decode(type, from: answer.body) } catch {
             throw SheetdError(kind: .invalidResponse, status: answer.status, message: "the \(T.self) could not be read: \(error)")
         }
     }
 
-    static func encode<T: Encodable>(_ value: T) throws -> Data {
+    package static func encode<T: Encodable>(_ value: T) throws -> Data {
         do { return try encoder.encode(value) } catch {
             throw SheetdError(kind: .invalidResponse, message: "the \(T.self) could not be encoded: \(error)")
         }

@@ -1,15 +1,15 @@
 /// What an app needs of sheetd for one user: the decision (once or live) and the events it reports.
 ///
-/// ``SheetdClient`` conforms; so does `FakeSheetdClient` of the `SheetdClientTesting` product, an
+/// ``SheetdUserClient`` conforms; so does `FakeSheetdClient` of the `SheetdClientTesting` product, an
 /// in-memory fake with scripted decisions and recorded events. Depend on this protocol (as the UIKit
 /// and SwiftUI adapters do) and an app's unit tests need no server.
 ///
 /// The requirements take every parameter; the extension below adds the short forms (no `eventId`,
 /// the usual defaults) that the concrete client also has.
 public protocol SheetdClientProtocol: Sendable {
-    /// The decision for `context` (see ``SheetdClient/decision(for:)``).
+    /// The decision for `context` (see ``SheetdUserClient/decision(for:)``).
     func decision(for context: SheetContext) async throws -> Decision
-    /// The decision for `context`, live (see ``SheetdClient/decisions(for:)``).
+    /// The decision for `context`, live (see ``SheetdUserClient/decisions(for:)``).
     func decisions(for context: SheetContext) -> AsyncThrowingStream<SheetDecision, any Error>
     /// Reports a container's card count.
     func reportCount(_ count: Int, container: String, seq: Int?, filter: String?, eventId: String?) async throws -> EventReceipt<CountOutcome>
@@ -25,6 +25,9 @@ public protocol SheetdClientProtocol: Sendable {
     func reportImpression(_ sheetId: String, eventId: String?) async throws -> EventReceipt<ImpressionOutcome>
     /// Reports a conversion for the sheet's experiment (counted for the user's arm within its window).
     func reportConversion(_ sheetId: String, goal: String?, eventId: String?) async throws -> EventReceipt<ConversionOutcome>
+    /// Sends one stored event with its `eventId` (and, where the conformer can, its `occurredAt`):
+    /// what ``SheetdOutbox`` delivers with. The default sends it through the report methods above.
+    func deliver(_ event: SheetdEvent) async throws -> SheetdDelivery
     /// What is stored about the user.
     func state() async throws -> UserState
     /// The user's segments.

@@ -257,7 +257,7 @@ public final class FakeSheetdClient: SheetdClientProtocol, @unchecked Sendable {
     private func record<Outcome: Sendable & Equatable>(
         _ event: Event, eventId: String?, outcome: () -> Outcome
     ) throws -> EventReceipt<Outcome> {
-        let id = eventId ?? SheetdClient.makeEventId()
+        let id = eventId ?? SheetdUserClient.makeEventId()
         let (receipt, handler): (EventReceipt<Outcome>, (@Sendable (Event) -> Void)?) = try locked {
             try throwIfScripted()
             if let first = replies[id] as? Outcome { return (EventReceipt(outcome: first, eventId: id, replayed: true, attempts: 1), nil) }

@@ -1,4 +1,5 @@
 import Foundation
+import SheetdAdmin
 import SheetdClient
 import TestSupport
 import Testing
@@ -45,7 +46,7 @@ import FoundationNetworking
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.httpAdditionalHeaders = ["X-App-Build": "4711"]
         let token = LiveSheetd.userToken("u1")
-        let client = SheetdClient(
+        let client = SheetdUserClient(
             baseURL: proxy.baseURL, userId: "u1", token: { token },
             configuration: SheetdConfiguration(
                 sessionConfiguration: sessionConfiguration,
@@ -67,7 +68,7 @@ import FoundationNetworking
         #expect(requests.map { $0.headers["x-trace"] } == ["trace-1", "trace-1"])
         #expect(requests.map { $0.headers["x-app-build"] } == ["4711", "4711"], "the request session and the stream's")
 
-        let failing = SheetdClient(
+        let failing = SheetdUserClient(
             baseURL: live.baseURL, userId: "u1", token: { token },
             configuration: SheetdConfiguration(requestAdapter: { _ in throw CollectorTimeout(description: "no") }))
         let error = await #expect(throws: SheetdError.self) { try await failing.state() }
@@ -82,7 +83,7 @@ import FoundationNetworking
         try await live.installCatalog()
         let log = ExchangeLog()
         let token = LiveSheetd.userToken("u1")
-        let client = SheetdClient(
+        let client = SheetdUserClient(
             baseURL: live.baseURL, userId: "u1", token: { token },
             configuration: SheetdConfiguration(decisionCacheLimit: 2, onExchange: { log.append($0) }))
         let home = SheetContext(screen: "home", tab: "accounts")
@@ -100,7 +101,7 @@ import FoundationNetworking
         _ = try await client.decision(for: settings)
         #expect(log.statuses == [200, 304], "the evicted context is downloaded, the kept one revalidated")
 
-        let uncached = SheetdClient(
+        let uncached = SheetdUserClient(
             baseURL: live.baseURL, userId: "u1", token: { token }, configuration: SheetdConfiguration(decisionCacheLimit: 0))
         _ = try await uncached.decision(for: home)
         #expect(uncached.cachedETag(for: home) == nil)

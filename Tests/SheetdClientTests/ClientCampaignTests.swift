@@ -1,4 +1,5 @@
 import Foundation
+import SheetdAdmin
 import SheetdClient
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import SheetdAdmin
 import SheetdClient
 import SheetdClientTesting
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTP
+import SheetdAdmin
 import SheetdClient
 import TestSupport
 import Testing
@@ -188,7 +189,7 @@ import Glibc
         try #require(bound)
         let url = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")!
         let log = ExchangeLog()
-        let client = SheetdClient(
+        let client = SheetdUserClient(
             baseURL: url, userId: "u1", token: { LiveSheetd.userToken("u1") },
             configuration: SheetdConfiguration(retry: RetryPolicy(maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.02), onExchange: { log.append($0) }))
         let error = await #expect(throws: SheetdError.self) { try await client.state() }
@@ -221,7 +222,7 @@ import Glibc
         }
         #expect(invalid?.invalidParams.map(\.name) == ["containerId"])
 
-        let other = SheetdClient(baseURL: live.baseURL, userId: "u2", token: { LiveSheetd.userToken("u1") })
+        let other = SheetdUserClient(baseURL: live.baseURL, userId: "u2", token: { LiveSheetd.userToken("u1") })
         let forbidden = await #expect(throws: SheetdError.self) { try await other.state() }
         #expect(forbidden?.status == 403)
     }
@@ -238,7 +239,7 @@ import Glibc
             "offers", definition: SheetDefinitionInput(kind: .cards, screen: "home", tab: "accounts", containerId: "offers-home", priority: 10))
         let log = ExchangeLog()
         let token = LiveSheetd.userToken("u1")
-        let client = SheetdClient(
+        let client = SheetdUserClient(
             baseURL: server.baseURL, userId: "u1", token: { token },
             configuration: SheetdConfiguration(
                 retry: RetryPolicy(maxAttempts: 4, baseDelay: 0.05, maxDelay: 0.5), maxReconnectDelay: 0.5, onExchange: { log.append($0) }))

@@ -35,10 +35,10 @@ import Testing
     static func client(
         _ url: URL, tokens: any SheetdTokenProvider, log: ExchangeLog? = nil,
         retry: RetryPolicy = RetryPolicy(maxAttempts: 6, baseDelay: 0.01, maxDelay: 0.05)
-    ) -> SheetdClient {
+    ) -> SheetdUserClient {
         var configuration = SheetdConfiguration(retry: retry, requestTimeout: 10, maxReconnectDelay: 0.2)
         if let log { configuration.onExchange = { log.append($0) } }
-        return SheetdClient(baseURL: url, userId: "u1", tokenProvider: tokens, configuration: configuration)
+        return SheetdUserClient(baseURL: url, userId: "u1", tokenProvider: tokens, configuration: configuration)
     }
 
     /// A request answered 500, 502, 504, 408 in turn is retried each time, and the 401 after them

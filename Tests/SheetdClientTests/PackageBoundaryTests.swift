@@ -1,4 +1,5 @@
 import Foundation
+import SheetdClient
 import Testing
 
 /// The client and the server stay apart: the library imports Foundation (and FoundationNetworking,
@@ -25,7 +26,7 @@ import Testing
     }
 
     @Test func theLibraryImportsOnlyFoundationAndTheUIFrameworks() throws {
-        let allowed: Set<String> = ["Foundation", "FoundationNetworking", "UIKit", "SwiftUI"]
+        let allowed: Set<String> = ["Foundation", "FoundationNetworking", "UIKit", "SwiftUI", "Network"]
         let imports = try Self.imports(under: Self.sources.appending(path: "SheetdClient"))
         #expect(!imports.isEmpty)
         for (file, module) in imports { #expect(allowed.contains(module), "\(file) imports \(module)") }
@@ -38,14 +39,23 @@ import Testing
         for (file, module) in imports { #expect(["SheetdClient", "Foundation"].contains(module), "\(file) imports \(module)") }
     }
 
+    /// The operator client imports the app's client and Foundation, nothing of the server.
+    @Test func theAdminLibraryImportsOnlyTheClientAndFoundation() throws {
+        let imports = try Self.imports(under: Self.sources.appending(path: "SheetdAdmin"))
+        #expect(imports.contains { $0.module == "SheetdClient" })
+        for (file, module) in imports {
+            #expect(["SheetdClient", "Foundation", "FoundationNetworking"].contains(module), "\(file) imports \(module)")
+        }
+    }
+
     @Test func theServerImportsNeitherTheClientNorFoundation() throws {
         let modules = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter {
-            !$0.hasPrefix("SheetdClient") && !$0.hasSuffix("Tool")  // the build-time tools are not part of the binary
+            !$0.hasPrefix("SheetdClient") && $0 != "SheetdAdmin" && !$0.hasSuffix("Tool")  // the build-time tools are not part of the binary
         }
         #expect(modules.contains("SheetService"))
         for module in modules {
             for (file, imported) in try Self.imports(under: Self.sources.appending(path: module)) {
-                #expect(!["SheetdClient", "Foundation", "FoundationNetworking"].contains(imported), "\(file) imports \(imported)")
+                #expect(!["SheetdClient", "SheetdAdmin", "Foundation", "FoundationNetworking"].contains(imported), "\(file) imports \(imported)")
             }
         }
     }
@@ -71,13 +81,17 @@ import Testing
         try #require(process.terminationStatus == 0, "swift package dump-package failed")
         let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let products = (manifest["products"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
-        #expect(products == ["SheetdClient", "SheetdClientTesting"])
+        #expect(products == ["SheetdClient", "SheetdClientTesting", "SheetdAdminClient"])
         #expect((manifest["toolsVersion"] as? [String: Any])?["_version"] as? String == "6.0.0")
         let targets = (manifest["targets"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
-        #expect(targets == ["SheetdClient", "SheetdClientTesting"])
+        #expect(targets == ["SheetdClient", "SheetdClientTesting", "SheetdAdmin", "SheetdClientUnitTests"])
         #expect(!String(decoding: data, as: UTF8.self).contains("unsafeFlags"))
         let main = try String(contentsOf: root.appending(path: "Package.swift"), encoding: .utf8)
-        for target in targets { #expect(main.contains(".target(name: \"\(target)\""), "Package.swift declares \(target) too") }
+        for target in targets.dropLast() { #expect(main.contains(".target(name: \"\(target)\""), "Package.swift declares \(target) too") }
+        #expect(main.contains(".testTarget(name: \"SheetdClientUnitTests\", dependencies: [\"SheetdClient\", \"SheetdClientTesting\"])"))
+        for product in products { #expect(main.contains(".library(name: \"\(product)\""), "Package.swift declares \(product) too") }
+        #expect(main.contains("resources: [.copy(\"PrivacyInfo.xcprivacy\")]"), "both manifests ship the privacy manifest")
+        #expect(String(decoding: data, as: UTF8.self).contains("PrivacyInfo.xcprivacy"))
     }
 
     @Test func theServerBinaryLinksNeitherFoundationNorNetworking() throws {
@@ -94,5 +108,20 @@ import Testing
         #expect(text.contains("libc.so"))
         #expect(!text.contains("libFoundation.so"))
         #expect(!text.contains("libFoundationNetworking.so"))
+    }
+}
+
+/// One version in one place: `SheetdUserClient.version` is the CHANGELOG's newest version, and the
+/// README's dependency line and the example name it.
+@Suite struct VersionTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func theChangelogAndTheReadmeNameTheLibrarysVersion() throws {
+        let changelog = try String(contentsOf: Self.root.appending(path: "Sources/SheetdClient/CHANGELOG.md"), encoding: .utf8)
+        let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }
+        #expect(newest == "## \(SheetdUserClient.version)")
+        #expect(!changelog.contains("## Unreleased"), "the Unreleased section is a version")
+        let readme = try String(contentsOf: Self.root.appending(path: "README.md"), encoding: .utf8)
+        #expect(readme.contains("from: \"\(SheetdUserClient.version)\""))
     }
 }

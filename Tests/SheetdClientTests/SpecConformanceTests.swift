@@ -125,7 +125,7 @@ import Testing
     /// Request models built by the client itself, every member set, as the client sends them.
     static func clientRequests() throws -> [(String, String, Data)] {
         let encoder = JSONEncoder()
-        let id = SheetdClient.makeEventId()
+        let id = SheetdUserClient.makeEventId()
         return [
             ("CountReport", "full", try encoder.encode(CountReport(count: 2, seq: 41, filter: "category:security", eventId: id))),
             ("CountReport", "minimal", try encoder.encode(CountReport(count: 0))),

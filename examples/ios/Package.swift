@@ -23,7 +23,7 @@ let package = Package(
         )
     ],
     dependencies: [
-        // This repository; an app of your own pins a release instead: .package(url: "…/sheetd.git", exact: "0.2.0").
+        // This repository; an app of your own depends on a release instead: .package(url: "…/sheetd.git", from: "0.3.0").
         .package(name: "sheetd", path: "../..")
     ],
     targets: [

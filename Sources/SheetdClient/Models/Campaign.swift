@@ -6,11 +6,15 @@ public struct Impression: Codable, Sendable, Equatable, Hashable {
     public var sheetId: String
     /// Makes the event idempotent; the client fills it in once per logical event.
     public var eventId: String?
+    /// When the event happened, RFC 3339 (``SheetdUserClient/rfc3339(_:)``); nil: when the server gets it.
+    /// Sent by the outbox for events delivered late (see ``SheetdOutbox``).
+    public var occurredAt: String?
 
     /// A value with every member.
-    public init(sheetId: String, eventId: String? = nil) {
+    public init(sheetId: String, eventId: String? = nil, occurredAt: String? = nil) {
         self.sheetId = sheetId
         self.eventId = eventId
+        self.occurredAt = occurredAt
     }
 }
 

@@ -91,7 +91,7 @@ public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
     /// Sheet, popover or edge-attached.
     public var presentationStyle: PresentationStyle
     /// How the sheet arrives from the one before it, or nil for a root.
-    public var transition: Transition?
+    public var transition: SheetTransition?
     /// What the sheet does while the keyboard is up (nil from a server older than this member).
     public var keyboardAdjustment: KeyboardAdjustment?
     /// The sheet's experiment and the user's arm (nil: none, or an older server).
@@ -106,7 +106,8 @@ public struct SheetPresentation: Codable, Sendable, Equatable, Hashable {
         id: String, kind: SheetKind, variant: SheetSize, detents: [Detent], selectedDetent: DetentId, grabberVisible: Bool, swipeToDismiss: Bool,
         tapScrimToDismiss: Bool, largestUndimmedDetent: DetentId? = nil, dismissAffordance: DismissAffordance, confirmBeforeDismiss: Bool,
         expandsOnScrollToEdge: Bool, parentScalesBehind: Bool, awaitingContentHeight: Bool, scrollable: Bool, scrimAccessibleAsClose: Bool,
-        header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle, transition: Transition? = nil,
+        header: SheetHeader? = nil, primaryButton: PresentedPrimaryButton? = nil, presentationStyle: PresentationStyle,
+        transition: SheetTransition? = nil,
         keyboardAdjustment: KeyboardAdjustment? = nil, experiment: PresentedExperiment? = nil, ios: IosSheet? = nil,
         android: AndroidSheet? = nil
     ) {
@@ -189,7 +190,7 @@ public struct PresentedPrimaryButton: Codable, Sendable, Equatable, Hashable {
 }
 
 /// How a sheet arrives from the one before it (openapi.yaml `Transition`).
-public struct Transition: Codable, Sendable, Equatable, Hashable {
+public struct SheetTransition: Codable, Sendable, Equatable, Hashable {
     /// The id of the sheet the transition starts from.
     public var from: String
     /// Push, replace the content, or resize.

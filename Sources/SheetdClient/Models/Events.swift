@@ -10,13 +10,17 @@ public struct CountReport: Codable, Sendable, Equatable, Hashable {
     public var filter: String?
     /// Makes the event idempotent; the client fills it in once per logical event.
     public var eventId: String?
+    /// When the event happened, RFC 3339 (``SheetdUserClient/rfc3339(_:)``); nil: when the server gets it.
+    /// Sent by the outbox for events delivered late (see ``SheetdOutbox``).
+    public var occurredAt: String?
 
     /// A value with every member.
-    public init(count: Int, seq: Int? = nil, filter: String? = nil, eventId: String? = nil) {
+    public init(count: Int, seq: Int? = nil, filter: String? = nil, eventId: String? = nil, occurredAt: String? = nil) {
         self.count = count
         self.seq = seq
         self.filter = filter
         self.eventId = eventId
+        self.occurredAt = occurredAt
     }
 }
 
@@ -51,12 +55,16 @@ public struct Dismissal: Codable, Sendable, Equatable, Hashable {
     public var method: DismissalMethod
     /// Makes the event idempotent; the client fills it in once per logical event.
     public var eventId: String?
+    /// When the event happened, RFC 3339 (``SheetdUserClient/rfc3339(_:)``); nil: when the server gets it.
+    /// Sent by the outbox for events delivered late (see ``SheetdOutbox``).
+    public var occurredAt: String?
 
     /// A value with every member.
-    public init(sheetId: String, method: DismissalMethod, eventId: String? = nil) {
+    public init(sheetId: String, method: DismissalMethod, eventId: String? = nil, occurredAt: String? = nil) {
         self.sheetId = sheetId
         self.method = method
         self.eventId = eventId
+        self.occurredAt = occurredAt
     }
 }
 
@@ -84,13 +92,17 @@ public struct Presentation: Codable, Sendable, Equatable, Hashable {
     public var parentSheetId: String?
     /// Makes the event idempotent; the client fills it in once per logical event.
     public var eventId: String?
+    /// When the event happened, RFC 3339 (``SheetdUserClient/rfc3339(_:)``); nil: when the server gets it.
+    /// Sent by the outbox for events delivered late (see ``SheetdOutbox``).
+    public var occurredAt: String?
 
     /// A value with every member.
-    public init(sheetId: String, mode: OpenMode, parentSheetId: String? = nil, eventId: String? = nil) {
+    public init(sheetId: String, mode: OpenMode, parentSheetId: String? = nil, eventId: String? = nil, occurredAt: String? = nil) {
         self.sheetId = sheetId
         self.mode = mode
         self.parentSheetId = parentSheetId
         self.eventId = eventId
+        self.occurredAt = occurredAt
     }
 }
 
@@ -113,12 +125,16 @@ public struct ContentHeight: Codable, Sendable, Equatable, Hashable {
     public var platform: Platform
     /// Makes the event idempotent; the client fills it in once per logical event.
     public var eventId: String?
+    /// When the event happened, RFC 3339 (``SheetdUserClient/rfc3339(_:)``); nil: when the server gets it.
+    /// Sent by the outbox for events delivered late (see ``SheetdOutbox``).
+    public var occurredAt: String?
 
     /// A value with every member.
-    public init(height: Double, platform: Platform, eventId: String? = nil) {
+    public init(height: Double, platform: Platform, eventId: String? = nil, occurredAt: String? = nil) {
         self.height = height
         self.platform = platform
         self.eventId = eventId
+        self.occurredAt = occurredAt
     }
 }
 

@@ -114,12 +114,16 @@ public struct Conversion: Codable, Sendable, Equatable, Hashable {
     public var goal: String?
     /// Makes the event idempotent.
     public var eventId: String?
+    /// When the event happened, RFC 3339 (``SheetdUserClient/rfc3339(_:)``); nil: when the server gets it.
+    /// Sent by the outbox for events delivered late (see ``SheetdOutbox``).
+    public var occurredAt: String?
 
     /// A value with every member.
-    public init(sheetId: String, goal: String? = nil, eventId: String? = nil) {
+    public init(sheetId: String, goal: String? = nil, eventId: String? = nil, occurredAt: String? = nil) {
         self.sheetId = sheetId
         self.goal = goal
         self.eventId = eventId
+        self.occurredAt = occurredAt
     }
 }
 

@@ -29,8 +29,8 @@ public struct SheetLifecycle: Sendable, Equatable {
     /// A presentation of `sheet` about to start.
     public init(sheet: SheetPresentation) {
         self.sheet = sheet
-        impressionEventId = SheetdClient.makeEventId()
-        dismissalEventId = SheetdClient.makeEventId()
+        impressionEventId = SheetdUserClient.makeEventId()
+        dismissalEventId = SheetdUserClient.makeEventId()
     }
 
     /// The sheet is on screen (`viewDidAppear`, the presentation's completion, `onAppear`): true the
@@ -94,8 +94,7 @@ public struct SheetPresentationGate: Sendable, Equatable {
     /// The sheet to present for `decision`, nil when none (or a held one).
     public func sheet(for decision: Decision?) -> SheetPresentation? {
         guard let decision, decision.present, let sheet = decision.sheet else { return nil }
-        guard let hold = held[sheet.id] else { return sheet }
-        return hold.reported && hold.decision != decision ? sheet : nil
+        return isHolding(sheet.id, under: decision) ? nil : sheet
     }
 
     /// The sheet `sheetId` was dismissed (by the user or a control) while `decision` was in effect.
@@ -106,14 +105,21 @@ public struct SheetPresentationGate: Sendable, Equatable {
     /// The dismissal report of `sheetId` finished (either way): a new decision presenting it counts.
     public mutating func dismissalReported(_ sheetId: String) { held[sheetId]?.reported = true }
 
-    /// A new decision arrived: holds of sheets it does not present are let go.
+    /// A new decision arrived: holds of sheets it does not present (anywhere in its stack) are let go.
     public mutating func observe(_ decision: Decision?) {
-        let presented = decision?.present == true ? decision?.sheet?.id : nil
-        held = held.filter { $0.key == presented }
+        guard let decision, decision.present else { return held.removeAll() }
+        let presented = Set(decision.stack.map(\.id) + [decision.sheet?.id].compactMap { $0 })
+        held = held.filter { presented.contains($0.key) }
     }
 
     /// Whether `sheetId` is held back.
     public func isHolding(_ sheetId: String) -> Bool { held[sheetId] != nil }
+
+    /// Whether `sheetId` is held back from `decision` (as ``sheet(for:)`` decides for the top sheet).
+    public func isHolding(_ sheetId: String, under decision: Decision?) -> Bool {
+        guard let hold = held[sheetId] else { return false }
+        return !(hold.reported && hold.decision != decision)
+    }
 }
 
 extension SheetPresentationPlan.SwiftUI {

@@ -175,6 +175,20 @@ public struct SheetPresentationPlan: Sendable, Equatable {
     /// may dismiss, or a dismissal must be confirmed.
     public var needsDismissalDelegate: Bool { dismissal.requiresDelegate || confirmBeforeDismiss }
 
+    /// The style to present with: the plan's, except a popover without an anchor (`sourceView`),
+    /// which UIKit refuses on iPad (an exception): that one is a page sheet, as iPhone shows popovers anyway.
+    public func modalPresentationStyle(hasPopoverSource: Bool) -> ModalPresentationStyle {
+        modalPresentationStyle == .popover && !hasPopoverSource ? .pageSheet : modalPresentationStyle
+    }
+
+    /// SwiftUI's `interactiveDismissDisabled`: SwiftUI cannot allow one of swipe and scrim tap without
+    /// the other, nor ask before an interactive dismissal. So it refuses both unless both may dismiss
+    /// and no confirmation is needed (the sheet then closes through its controls, which confirm);
+    /// UIKit's adapter honours each gesture on its own.
+    public var swiftUIRefusesInteractiveDismissal: Bool {
+        swiftUI.interactiveDismissDisabled || isModalInPresentation || confirmBeforeDismiss || !dismissal.swipe || !dismissal.tapScrim
+    }
+
     /// Whether the sheet leaves what is behind it interactive at some detent.
     public var allowsBackgroundInteraction: Bool { largestUndimmedDetent != nil }
 

@@ -3,6 +3,7 @@ import FoundationNetworking
 import MicroHTTP
 import SheetService
 import SheetStore
+import SheetdAdmin
 import SheetdClient
 import TestSupport
 
@@ -61,15 +62,15 @@ final class LiveSheetd: @unchecked Sendable {
     func client(
         _ user: String = "u1", log: ExchangeLog? = nil, retry: RetryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: 0.05, maxDelay: 0.5),
         liveUpdates: SheetdConfiguration.LiveUpdates = .automatic, longPollWait: Int = 30, baseURL: URL? = nil
-    ) -> SheetdClient {
+    ) -> SheetdUserClient {
         let token = Self.userToken(user)
         var onExchange: (@Sendable (SheetdConfiguration.Exchange) -> Void)?
         if let log { onExchange = { log.append($0) } }
-        return SheetdClient(
+        return SheetdUserClient(
             baseURL: baseURL ?? self.baseURL, userId: user, token: { token },
             configuration: SheetdConfiguration(
                 retry: retry, requestTimeout: 10, longPollWait: longPollWait, maxReconnectDelay: 0.5, liveUpdates: liveUpdates,
-                onExchange: onExchange))
+                onExchange: onExchange, longPollMinimumInterval: 0.1))
     }
 
     /// An admin client that retries transport failures like the user clients above. On Linux,

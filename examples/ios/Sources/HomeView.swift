@@ -4,6 +4,7 @@ import SwiftUI
 /// The accounts tab of the home screen: follows its decision live and presents what it says.
 struct HomeView: View {
     let client: any SheetdClientProtocol
+    let outbox: SheetdOutbox?
     @ObservedObject var log: ExchangeLog
     @State private var decision: SheetDecision?
     @State private var cards = 0
@@ -34,7 +35,7 @@ struct HomeView: View {
             .navigationTitle("Accounts")
         }
         .task { await follow() }
-        .sheetd(decision, client: client, onError: { error in print("sheetd report failed: \(error)") }) { sheet in
+        .sheetd(decision, client: client, outbox: outbox, onError: { error in print("sheetd report failed: \(error)") }) { sheet in
             OfferCardSheet(sheet: sheet)
         }
     }
@@ -49,7 +50,16 @@ struct HomeView: View {
         }
     }
 
+    /// Through the outbox when there is one: kept until the server has it, in order with the sheet's reports.
     private func report(_ count: Int) async {
-        do { try await client.reportCount(count, container: "offers-home") } catch { failure = "\(error)" }
+        do {
+            if let outbox {
+                try await outbox.record(.count(container: "offers-home", count: count, seq: nil, filter: nil))
+            } else {
+                try await client.reportCount(count, container: "offers-home")
+            }
+        } catch {
+            failure = "\(error)"
+        }
     }
 }

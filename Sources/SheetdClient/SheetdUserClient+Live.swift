@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-extension SheetdClient {
+extension SheetdUserClient {
     /// The decision for `context`, live: the current one first, then each new one as it changes.
     ///
     /// Follows `GET .../decision/stream` (Server-Sent Events). The connection is re-opened whenever it
@@ -18,7 +18,8 @@ extension SheetdClient {
     /// provider for a fresh token once before it ends the sequence. Where streams are refused (404,
     /// 405, 406 or 501 for the stream route, or a proxy answering it with something other than
     /// `text/event-stream`) or ``SheetdConfiguration/liveUpdates`` is `.longPoll`, it long-polls
-    /// `GET .../decision` with `If-None-Match` and `Prefer: wait=N` instead. Every delivered decision
+    /// `GET .../decision` with `If-None-Match` and `Prefer: wait=N` instead, at most one answer per
+    /// ``SheetdConfiguration/longPollMinimumInterval``. Every delivered decision
     /// also refreshes the cache ``decision(for:)`` revalidates with.
     ///
     /// The sequence ends only when the task following it is cancelled, or with a ``SheetdError`` that
@@ -49,11 +50,15 @@ extension SheetdClient {
             var bearer = ""
             do {
                 if longPoll {
+                    let started = ProcessInfo.processInfo.systemUptime
                     if let changed = try await longPollOnce(context, etag: last?.etag) {
                         last = changed
                         continuation.yield(changed.decision)
                     }
                     failures = 0
+                    // A server (or a proxy) answering at once, again and again, is not asked faster than this.
+                    let rest = configuration.longPollMinimumInterval - (ProcessInfo.processInfo.systemUptime - started)
+                    if rest > 0 { try? await HTTPCore.pause(rest) }
                     continue
                 }
                 var parser = ServerSentEventParser()
@@ -141,7 +146,9 @@ extension SheetdClient {
         let (request, token) = try await core.makeRequest(
             "GET", userPath + "/decision/stream", query: context.queryItems, body: nil, headers: headers, timeout: 75, bearer: bearer)
         used = token
-        let connection = StreamingConnection(request, configuration: configuration.makeSessionConfiguration(requestTimeout: request.timeoutInterval))
+        let connection = StreamingConnection(
+            request, configuration: configuration.makeSessionConfiguration(requestTimeout: request.timeoutInterval),
+            appDelegate: configuration.session?.delegate)
         defer { connection.cancel() }
         var status = 0
         var responseHeaders: [String: String] = [:]
@@ -218,10 +225,15 @@ final class StreamingConnection: NSObject, URLSessionDataDelegate, @unchecked Se
     private let continuation: AsyncThrowingStream<Chunk, any Error>.Continuation
     private let session: LockedBox<URLSession?> = LockedBox(nil)
 
+    /// The app's session delegate (``SheetdConfiguration/session``): it answers this connection's
+    /// authentication challenges too (certificate pinning), as it does for the client's other requests.
+    private let appDelegate: (any URLSessionDelegate)?
+
     /// Opens `request` on a new session of `configuration` (the client's copy: a stream has no end,
     /// so no resource timeout).
-    init(_ request: URLRequest, configuration: URLSessionConfiguration) {
+    init(_ request: URLRequest, configuration: URLSessionConfiguration, appDelegate: (any URLSessionDelegate)? = nil) {
         (chunks, continuation) = AsyncThrowingStream.makeStream(of: Chunk.self)
+        self.appDelegate = appDelegate
         super.init()
         configuration.timeoutIntervalForResource = .infinity
         let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
@@ -251,6 +263,23 @@ final class StreamingConnection: NSObject, URLSessionDataDelegate, @unchecked Se
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         continuation.yield(.bytes(data))
     }
+
+    #if !canImport(FoundationNetworking)
+    /// A challenge (a server trust to pin, a client certificate) goes to the app's session delegate:
+    /// its task-level method, else its session-level one, else the system's default handling.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        if let taskDelegate = appDelegate as? any URLSessionTaskDelegate,
+            taskDelegate.urlSession?(session, task: task, didReceive: challenge, completionHandler: completionHandler) != nil
+        {
+            return
+        }
+        if appDelegate?.urlSession?(session, didReceive: challenge, completionHandler: completionHandler) != nil { return }
+        completionHandler(.performDefaultHandling, nil)
+    }
+    #endif
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         if let error { continuation.finish(throwing: error) } else { continuation.finish() }

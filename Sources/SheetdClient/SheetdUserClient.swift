@@ -7,7 +7,7 @@ import FoundationNetworking
 /// A typed client of sheetd's user routes, for one user.
 ///
 /// ```swift
-/// let client = SheetdClient(baseURL: URL(string: "https://sheetd.example.com")!, userId: "user-8431") {
+/// let client = SheetdUserClient(baseURL: URL(string: "https://sheetd.example.com")!, userId: "user-8431") {
 ///     try await session.sheetdToken()   // the user's HS256 token, refreshed by your app
 /// }
 /// try await client.reportCount(2, container: "offers-home")
@@ -24,9 +24,10 @@ import FoundationNetworking
 ///   revalidates with `If-None-Match`; a 304 returns the cached decision. ``decisions(for:)`` follows
 ///   the decision live.
 /// - App tests use ``SheetdClientProtocol`` and the `SheetdClientTesting` product's fake instead.
-public final class SheetdClient: SheetdClientProtocol {
-    /// This library's semantic version (also in `CHANGELOG.md`).
-    public static let version = "0.2.0"
+public final class SheetdUserClient: SheetdClientProtocol {
+    /// This library's semantic version: the one place it is written. The CHANGELOG's newest heading
+    /// and the release's git tag must match it (VersionTests checks the CHANGELOG).
+    public static let version = "0.3.0"
 
     /// The server, e.g. `https://sheetd.example.com` (a path prefix is kept).
     public let baseURL: URL
@@ -64,7 +65,9 @@ public final class SheetdClient: SheetdClientProtocol {
         self.cache = LockedBox(LRUCache(limit: configuration.decisionCacheLimit))
     }
 
-    var userPath: String { "/v1/users/\(HTTPCore.segment(userId))" }
+    /// The user's routes: `/v1/me` (the user taken from the token, so the id is in no URL or proxy
+    /// log) with ``SheetdConfiguration/usesMeRoutes``, else `/v1/users/{userId}`.
+    var userPath: String { configuration.usesMeRoutes ? "/v1/me" : "/v1/users/\(HTTPCore.segment(userId))" }
 
     // MARK: - Decision
 
@@ -164,6 +167,43 @@ public final class SheetdClient: SheetdClientProtocol {
     public func reportConversion(_ sheetId: String, goal: String? = nil, eventId: String? = nil) async throws -> EventReceipt<ConversionOutcome> {
         let body = Conversion(sheetId: sheetId, goal: goal, eventId: eventId ?? Self.makeEventId())
         return try await sendEvent("POST", userPath + "/conversions", body, eventId: body.eventId!)
+    }
+
+    /// Sends a stored event with its `eventId`, and its `occurredAt` when
+    /// ``SheetdConfiguration/sendsOccurredAt`` is on (`occurredAt` past the server's window, 24 h,
+    /// is left out: see ``SheetdOutbox``).
+    public func deliver(_ event: SheetdEvent) async throws -> SheetdDelivery {
+        let at = configuration.sendsOccurredAt ? event.occurredAt.map(Self.rfc3339) : nil
+        let id = event.eventId
+        let answer: HTTPCore.Answer
+        switch event.kind {
+        case .count(let container, let count, let seq, let filter):
+            let body = CountReport(count: count, seq: seq, filter: filter, eventId: id, occurredAt: at)
+            answer = try await core.send("PUT", userPath + "/containers/\(HTTPCore.segment(container))/count", body: try HTTPCore.encode(body))
+        case .impression(let sheetId):
+            answer = try await core.send(
+                "POST", userPath + "/impressions", body: try HTTPCore.encode(Impression(sheetId: sheetId, eventId: id, occurredAt: at)))
+        case .dismissal(let sheetId, let method):
+            let body = Dismissal(sheetId: sheetId, method: method, eventId: id, occurredAt: at)
+            answer = try await core.send("POST", userPath + "/dismissals", body: try HTTPCore.encode(body))
+        case .presentation(let sheetId, let mode, let parentSheetId):
+            let body = Presentation(sheetId: sheetId, mode: mode, parentSheetId: parentSheetId, eventId: id, occurredAt: at)
+            answer = try await core.send("POST", userPath + "/presentations", body: try HTTPCore.encode(body))
+        case .contentHeight(let sheetId, let height, let platform):
+            let body = ContentHeight(height: height, platform: platform, eventId: id, occurredAt: at)
+            answer = try await core.send("PUT", userPath + "/sheets/\(HTTPCore.segment(sheetId))/content-height", body: try HTTPCore.encode(body))
+        case .conversion(let sheetId, let goal):
+            let body = Conversion(sheetId: sheetId, goal: goal, eventId: id, occurredAt: at)
+            answer = try await core.send("POST", userPath + "/conversions", body: try HTTPCore.encode(body))
+        }
+        return SheetdDelivery(replayed: answer.header("Idempotent-Replayed") == "true", attempts: answer.attempts)
+    }
+
+    /// `date` as RFC 3339 in UTC with milliseconds (`2026-12-01T09:00:00.250Z`), as `occurredAt` takes it.
+    public static func rfc3339(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
     }
 
     /// Sends one event body (its `eventId` fixed) with retries, and reads the outcome.

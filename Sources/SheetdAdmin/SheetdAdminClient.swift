@@ -1,13 +1,16 @@
 public import Foundation
+public import SheetdClient
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// A typed client of the catalog routes, for back-office tools holding the admin token.
+/// A typed client of the operator routes (catalog, segments, settings, experiments, stats), for
+/// back-office tools holding the admin token: the `SheetdAdminClient` product (module `SheetdAdmin`),
+/// kept out of the app's `SheetdClient` product.
 ///
 /// Reading the catalog also works with a user token; writing needs the admin token (403 otherwise).
-/// Retries follow the same ``RetryPolicy`` as ``SheetdClient``: `putSheet` is idempotent; a
+/// Retries follow the same ``RetryPolicy`` as ``SheetdUserClient``: `putSheet` is idempotent; a
 /// `deleteSheet` whose first answer was lost answers 404 on its retry.
 public final class SheetdAdminClient: Sendable {
     /// The server.
