@@ -152,7 +152,8 @@ public final class SheetService: Sendable {
         try keeper.writes.withLock { _ throws(StoreError) in
             try store.putSheets(
                 definitions.map { StoredSheet(id: $0.id, json: String(decoding: $0.canonicalJSON, as: UTF8.self)) },
-                record: keeper.writeRecord(by: RevisionAuthor(actor: "sheetd", comment: "the --catalog file, upserted at start"), sheets: definitions))
+                record: keeper.writeRecord(by: RevisionAuthor(actor: "sheetd", comment: "the --catalog file, upserted at start"), sheets: definitions)
+            )
             keeper.snapshot.withLock { catalog in for d in definitions { catalog.upsert(d) } }
         }
         feed.catalogChanged()

@@ -121,12 +121,7 @@ import Testing
             response.compression = .gzipIfAccepted
             return response
         }
-        var configuration = HTTPServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.accessLog = false
-        let server = HTTPServer(configuration: configuration, router: router, metrics: HTTPMetrics())
-        try server.start()
+        let server = try Self.startedServer(router)
         defer { server.stop(drainTimeout: .seconds(1)) }
 
         let c = try RawConnection(port: server.port)
@@ -155,12 +150,7 @@ import Testing
             response.compression = .gzipIfAccepted
             return response
         }
-        var configuration = HTTPServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.accessLog = false
-        let server = HTTPServer(configuration: configuration, router: router, metrics: HTTPMetrics())
-        try server.start()
+        let server = try Self.startedServer(router)
         defer { server.stop(drainTimeout: .seconds(1)) }
 
         let c = try RawConnection(port: server.port)
@@ -173,5 +163,16 @@ import Testing
         let plain304 = try c.request("GET", "/v1/tagged", headers: [("If-None-Match", "\"t\"")])
         #expect(plain304.header("Content-Length") == String(body.count))
         #expect(try c.request("GET", "/v1/tagged").status == 200)
+    }
+
+    /// A one-thread server on a free port, no access log.
+    static func startedServer(_ router: Router) throws -> HTTPServer {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        let server = HTTPServer(configuration: configuration, router: router, metrics: HTTPMetrics())
+        try server.start()
+        return server
     }
 }
