@@ -11,9 +11,7 @@ import sys
 import time
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+from browser_support import check, chromium, failed_walk, sent_requests, set_viewport, summary, wait_for_timed
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
@@ -24,15 +22,6 @@ ADMIN_TOKEN = os.environ["SHEETD_ADMIN_TOKEN"]
 SHOTS = os.environ["PREVIEW_SHOTS_DIR"]
 USER = "preview-user"
 
-failures = []
-passes = []
-
-
-def check(name, condition, detail=""):
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
-    (passes if condition else failures).append(name)
-
-
 def api(method, path, body=None, token=ADMIN_TOKEN):
     """A request from outside the page: the admin token, JSON in and out."""
     data = json.dumps(body).encode() if body is not None else None
@@ -42,19 +31,7 @@ def api(method, path, body=None, token=ADMIN_TOKEN):
         return json.loads(response.read() or b"null")
 
 
-def wait_for(description, predicate, timeout=5.0):
-    """Polls predicate until it returns something truthy; returns (value, seconds waited)."""
-    started = time.monotonic()
-    last_error = None
-    while time.monotonic() - started < timeout:
-        try:
-            value = predicate()
-            if value:
-                return value, time.monotonic() - started
-        except Exception as error:  # a node replaced while reading it: try again
-            last_error = error
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {description} ({last_error})")
+wait_for = wait_for_timed
 
 
 def settled(sheet_id=None, **attributes):
@@ -106,19 +83,11 @@ def decision_for(platform, **extra):
     return api("GET", f"/v1/users/{USER}/decision?{query}")
 
 
-options = Options()
-options.binary_location = "/usr/bin/chromium"
-for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800",
-                 "--force-device-scale-factor=1", "--disable-gpu", "--no-first-run"]:
-    options.add_argument(argument)
-options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium()
 
 
 def viewport(width, height, mobile=False):
-    """The page's viewport exactly (a headless window's size includes browser chrome)."""
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+    set_viewport(driver, width, height, mobile)
 
 
 viewport(1280, 800)
@@ -126,11 +95,7 @@ network = []  # every request the browser sent, from the performance log
 
 
 def collect_network():
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            request = message["params"]["request"]
-            network.append((request["url"], request.get("headers", {})))
+    network.extend(sent_requests(driver))
 
 
 try:
@@ -347,14 +312,8 @@ try:
               and not ("/users/someone-else/" in e["message"] and "403" in e["message"])]
     check("no errors in the browser console", errors == [], errors[:3])
 except Exception as error:
-    check("the walk-through completes", False, repr(error))
-    try:
-        driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
-        print("screenshot of the failure: " + os.path.join(SHOTS, "failure.png"))
-    except Exception:
-        pass
+    failed_walk(driver, SHOTS, "walk-through", error)
 finally:
     driver.quit()
 
-print(f"browser-test: {len(passes)} passed, {len(failures)} failed" + (f" ({', '.join(failures)})" if failures else ""))
-sys.exit(1 if failures else 0)
+sys.exit(summary("browser-test"))

@@ -15,9 +15,7 @@ import time
 import urllib.error
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+from browser_support import check, chromium, failed_walk, sent_requests, set_viewport, summary, wait_for_timed
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
@@ -32,15 +30,6 @@ HOSTILE_COMMENT = '<b>bold</b><script>window.__pwned="comment"</script>'
 HOSTILE_PAYLOAD = '</script><script>window.__pwned="payload"</script>'
 EXPERIMENT = "promo-copy"
 Z95 = 1.959963984540054
-
-failures = []
-passes = []
-
-
-def check(name, condition, detail=""):
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
-    (passes if condition else failures).append(name)
-
 
 def api(method, path, body=None, headers=None, expect_error=False):
     """A request from outside the page with the admin token: (status, headers, parsed JSON)."""
@@ -58,17 +47,7 @@ def api(method, path, body=None, headers=None, expect_error=False):
 
 
 def wait_for(description, predicate, timeout=8.0):
-    started = time.monotonic()
-    last_error = None
-    while time.monotonic() - started < timeout:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except Exception as error:  # a node replaced while reading it: try again
-            last_error = error
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {description} ({last_error})")
+    return wait_for_timed(description, predicate, timeout)[0]
 
 
 def arm_of(user, arms):
@@ -139,29 +118,18 @@ for i in range(5):
 # The browser
 # ---------------------------------------------------------------------------------------------
 
-options = Options()
-options.binary_location = "/usr/bin/chromium"
-for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800",
-                 "--force-device-scale-factor=1", "--disable-gpu", "--no-first-run"]:
-    options.add_argument(argument)
-options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium()
 browser_log = []
 network = []
 
 
 def viewport(width, height, mobile=False):
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+    set_viewport(driver, width, height, mobile)
 
 
 def collect_logs():
     browser_log.extend(driver.get_log("browser"))
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            request = message["params"]["request"]
-            network.append((request["url"], request.get("headers", {})))
+    network.extend(sent_requests(driver))
 
 
 def ready(page):
@@ -319,9 +287,9 @@ try:
     Select(driver.find_element(By.ID, "diff-to")).select_by_value(str(saved_revision))
     driver.find_element(By.ID, "show-diff").click()
     wait_for("the diff", lambda: driver.find_element(By.ID, "diff-summary"))
-    summary = driver.execute_script("const s = document.getElementById('diff-summary').dataset; return [s.added, s.removed, s.changed]")
+    diff_counts = driver.execute_script("const s = document.getElementById('diff-summary').dataset; return [s.added, s.removed, s.changed]")
     member = driver.execute_script("return [...document.querySelectorAll('.diff-sheet[data-sheet-id=\"home-offers\"] tr[data-member]')].map(r => r.dataset.member)")
-    check("the diff of two revisions shows the changed member", summary == ["0", "0", "1"] and member == ["priority"], (summary, member))
+    check("the diff of two revisions shows the changed member", diff_counts == ["0", "0", "1"] and member == ["priority"], (diff_counts, member))
     safe_page("history")
     shots("history")
     driver.find_element(By.CSS_SELECTOR, f'tr[data-revision="{saved_revision - 1}"] .restore').click()
@@ -520,15 +488,8 @@ try:
     errors = [e for e in browser_log if e["level"] == "SEVERE" and not any(p in e["message"] and s in e["message"] for p, s in expected)]
     check("no errors in the browser console on any page", errors == [], errors[:3])
 except Exception as error:
-    check("the console walk-through completes", False, repr(error))
-    try:
-        driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
-        print("screenshot of the failure: " + os.path.join(SHOTS, "failure.png"))
-    except Exception:
-        pass
+    failed_walk(driver, SHOTS, "console walk-through", error)
 finally:
     driver.quit()
 
-print(f"console-test: {len(passes)} passed, {len(failures)} failed in {time.monotonic() - started:.0f} s"
-      + (f" ({', '.join(failures)})" if failures else ""))
-sys.exit(1 if failures else 0)
+sys.exit(summary("console-test", f" in {time.monotonic() - started:.0f} s"))

@@ -24,18 +24,9 @@ binary=${1:-.build/debug/sheetd}
 mode=${FAILOVER_MODE:-sync}
 case "$mode" in sync | async) ;; *) echo "failover-test: FAILOVER_MODE is sync or async" >&2; exit 2 ;; esac
 
-missing=""
-command -v haproxy >/dev/null || missing="$missing haproxy"
-command -v psql >/dev/null || missing="$missing postgresql-client"
-ls /usr/lib/postgresql/*/bin/pg_rewind >/dev/null 2>&1 || missing="$missing postgresql"
-if [ -n "$missing" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "installing:$missing"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $missing >/dev/null || exit 1
-  else
-    echo "failover-test: missing Debian packages:$missing (run as root, or: sudo apt-get install$missing)"; exit 1
-  fi
-fi
+. scripts/replicas/lib.sh
+install_missing failover-test "haproxy:command -v haproxy" "postgresql-client:command -v psql" \
+  "postgresql:ls /usr/lib/postgresql/*/bin/pg_rewind"
 [ -x "$binary" ] || swift build || exit 1
 
 started_at=$(date +%s)
@@ -57,14 +48,11 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 finish() {
   echo "failover-test ($mode): $passed passed, $failed failed in $(($(date +%s) - started_at)) s${summary:+ ($summary)}"
   [ "$failed" = 0 ]
   exit $?
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 export SHEETD_ADMIN_TOKEN="failover-admin-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 export SHEETD_JWT_SECRET="failover-secret-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
@@ -82,57 +70,14 @@ url="postgres://sheetd@127.0.0.1:$(cat "$pg/node1.port"),127.0.0.1:$(cat "$pg/no
 port1=$(free_port)
 port2=$(free_port)
 portb=$(free_port)
-declare -A rpid
-start_replica() {  # N PORT: replica N on PORT (only the first loads the example catalog)
-  local n=$1 port=$2 extra=()
-  [ "$n" = 1 ] && extra=(--catalog examples/catalog.json)
-  "$binary" serve --port "$port" --threads 4 --db "$url" --max-events-per-user-per-minute 0 "${extra[@]}" >>"$work/replica$n.log" 2>&1 &
-  rpid[$n]=$!
-  pids+=("$!")
-  for _ in $(seq 1 150); do
-    curl -fs --max-time 1 "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
-    kill -0 "${rpid[$n]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  return 1
-}
 start_replica 1 "$port1" || { bad "replica 1 did not start"; tail -5 "$work/replica1.log"; finish; }
 start_replica 2 "$port2" || { bad "replica 2 did not start"; tail -5 "$work/replica2.log"; finish; }
 ok "two replicas on ports $port1 and $port2, database URL with both hosts and target_session_attrs=read-write"
 
 # HAProxy as in replicas-test, and its own 503 (no replica ready) as problem+json with Retry-After,
 # so that every 503 a client sees during a failover says when to come back.
-cat >"$work/haproxy.cfg" <<EOF
-global
-  maxconn 4096
-defaults
-  mode http
-  timeout connect 1s
-  timeout client 60s
-  timeout server 60s
-  retries 2
-  option redispatch
-frontend sheetd
-  bind 127.0.0.1:$portb
-  default_backend replicas
-backend replicas
-  balance roundrobin
-  option httpchk GET /readyz
-  http-check expect status 200
-  default-server inter 200ms fall 2 rise 1
-  http-error status 503 content-type application/problem+json string "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,\"detail\":\"no sheetd replica is ready; retry shortly\"}" hdr Retry-After 1
-  server r1 127.0.0.1:$port1 check
-  server r2 127.0.0.1:$port2 check
-EOF
-haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
-pids+=("$!")
-balancer="http://127.0.0.1:$portb"
-up=0
-for _ in $(seq 1 100); do
-  if curl -fs --max-time 1 "$balancer/readyz" >/dev/null 2>&1 && curl -fs --max-time 1 "$balancer/readyz" >/dev/null 2>&1; then up=1; break; fi
-  sleep 0.1
-done
-[ "$up" = 1 ] && ok "HAProxy on $portb (round robin, health check /readyz)" || { bad "HAProxy did not come up"; cat "$work/haproxy.log"; finish; }
+start_balancer "$portb" "$port1" "$port2" \
+  'http-error status 503 content-type application/problem+json string "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,\"detail\":\"no sheetd replica is ready; retry shortly\"}" hdr Retry-After 1'
 
 driver() { python3 scripts/replicas/driver.py "$@" --balancer "$balancer" --replica "http://127.0.0.1:$port1" --replica "http://127.0.0.1:$port2" --db "$url"; }
 results=""

@@ -18,17 +18,8 @@ binary=${1:-.build/debug/sheetd}
 pairs=${REPLICAS_PAIRS:-10000}
 
 # HAProxy and psql (Debian haproxy, postgresql-client), installed when missing as the Makefile's deps do.
-missing=""
-command -v haproxy >/dev/null || missing="$missing haproxy"
-command -v psql >/dev/null || missing="$missing postgresql-client"
-if [ -n "$missing" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "installing:$missing"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $missing >/dev/null || exit 1
-  else
-    echo "replicas-test: missing Debian packages:$missing (run as root, or: sudo apt-get install$missing)"; exit 1
-  fi
-fi
+. scripts/replicas/lib.sh
+install_missing replicas-test "haproxy:command -v haproxy" "postgresql-client:command -v psql"
 [ -x "$binary" ] || swift build || exit 1
 
 work=$(mktemp -d /tmp/sheetd-replicas.XXXXXX)
@@ -43,14 +34,11 @@ cleanup() {
   if [ "$failed" = 0 ]; then rm -rf "$work"; else echo "logs kept in $work"; fi
 }
 trap cleanup EXIT
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 finish() {
   echo "replicas-test: $passed passed, $failed failed${summary:+ ($summary)}"
   [ "$failed" = 0 ]
   exit $?
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 export SHEETD_ADMIN_TOKEN="replicas-admin-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 export SHEETD_JWT_SECRET="replicas-secret-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
@@ -62,58 +50,11 @@ ok "PostgreSQL on $(cat "$pgdir/port")"
 port1=$(free_port)
 port2=$(free_port)
 portb=$(free_port)
-# Starts replica N on its port; its pid in rpid[N]. Only the first loads the example catalog.
-declare -A rpid
-start_replica() {
-  local n=$1 port=$2 extra=()
-  [ "$n" = 1 ] && extra=(--catalog examples/catalog.json)
-  # The load phases send hundreds of events per user a minute on purpose: no per-user event limit.
-  "$binary" serve --port "$port" --threads 4 --db "$url" --max-events-per-user-per-minute 0 "${extra[@]}" >>"$work/replica$n.log" 2>&1 &
-  rpid[$n]=$!
-  disown "$!"  # no "Killed" job report when phase 4 kills it
-  pids+=("$!")
-  for _ in $(seq 1 100); do
-    curl -fs --max-time 1 "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && return 0
-    kill -0 "${rpid[$n]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  return 1
-}
 start_replica 1 "$port1" || { bad "replica 1 did not start"; tail -5 "$work/replica1.log"; finish; }
 start_replica 2 "$port2" || { bad "replica 2 did not start"; tail -5 "$work/replica2.log"; finish; }
 ok "two replicas on ports $port1 and $port2"
 
-cat >"$work/haproxy.cfg" <<EOF
-global
-  maxconn 4096
-defaults
-  mode http
-  timeout connect 1s
-  timeout client 60s
-  timeout server 60s
-  retries 2
-  option redispatch
-frontend sheetd
-  bind 127.0.0.1:$portb
-  default_backend replicas
-backend replicas
-  balance roundrobin
-  option httpchk GET /readyz
-  http-check expect status 200
-  default-server inter 200ms fall 2 rise 1
-  server r1 127.0.0.1:$port1 check
-  server r2 127.0.0.1:$port2 check
-EOF
-haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
-pids+=("$!")
-balancer="http://127.0.0.1:$portb"
-# Both servers up: two /readyz in a row through round robin.
-up=0
-for _ in $(seq 1 100); do
-  if curl -fs --max-time 1 "$balancer/readyz" >/dev/null 2>&1 && curl -fs --max-time 1 "$balancer/readyz" >/dev/null 2>&1; then up=1; break; fi
-  sleep 0.1
-done
-[ "$up" = 1 ] && ok "HAProxy on $portb (round robin, health check /readyz)" || { bad "HAProxy did not come up"; cat "$work/haproxy.log"; finish; }
+start_balancer "$portb" "$port1" "$port2"
 
 driver() { python3 scripts/replicas/driver.py "$@" --balancer "$balancer" --replica "http://127.0.0.1:$port1" --replica "http://127.0.0.1:$port2" --db "$url"; }
 results=""
