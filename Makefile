@@ -78,7 +78,7 @@ spec-test:
 
 # README.md and docs/*.md (scripts/docs-test.py, also a stage of make test): links and anchors, no paragraph
 # in two places, the configuration table, the modules, and every sh block run as pasted against a freshly
-# started server (debug build, free port, temp database): ~20 s.
+# started server (debug build, free port, temp database): 5-30 s.
 docs-test: deps
 	swift build $(SWIFT_FLAGS)
 	scripts/docs-test.py .build/debug/sheetd

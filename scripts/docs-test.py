@@ -355,6 +355,15 @@ class Server:
                 self.process.kill()
 
 
+def read_events(process, output, events, seconds):
+    """A background block's output once it holds `events` decision events, or after `seconds`."""
+    deadline = time.time() + seconds
+    while output.count(b"event: decision") < events and time.time() < deadline and process.poll() is None:
+        output += process.stdout.read() or b""
+        time.sleep(0.05)
+    return output
+
+
 def run_blocks(binary):
     binary = os.path.abspath(binary)
     if not os.access(binary, os.X_OK):
@@ -416,10 +425,11 @@ def run_blocks(binary):
                 continue
             script = "\n".join(lines).replace(DOCUMENTED_PORT, base).replace(".build/release/sheetd", binary)
             if marker == "background":
-                background = (where, subprocess.Popen(
-                    ["bash", "-c", PRELUDE + script], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL, start_new_session=True))
-                time.sleep(0.5)  # the stream's first event (the current decision) is out
+                process = subprocess.Popen(["bash", "-c", PRELUDE + script], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                           stderr=subprocess.DEVNULL, start_new_session=True)
+                os.set_blocking(process.stdout.fileno(), False)
+                # The next block changes the decision only once the stream has sent the current one.
+                background = (where, process, read_events(process, b"", 1, 20))
                 continue
             if marker is not None:
                 fail(f"{where}: a known docs-test marker", marker)
@@ -452,16 +462,9 @@ def run_blocks(binary):
             else:
                 ok(f"{where}: runs as pasted ({len(expected)} curl line(s), answers {statuses})")
             if background:
-                bwhere, process = background
+                bwhere, process, output = background
                 background = None
-                deadline = time.time() + 5
-                output = b""
-                os.set_blocking(process.stdout.fileno(), False)
-                while time.time() < deadline:
-                    output += process.stdout.read() or b""
-                    if output.count(b"event: decision") >= 2:
-                        break
-                    time.sleep(0.1)
+                output = read_events(process, output, 2, 10)
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait()
                 events = output.count(b"event: decision")

@@ -98,7 +98,7 @@ if [ "$built" = 1 ] && [ -n "${SHEETD_TEST_POSTGRES_URL:-}" ]; then
 fi
 
 # --- docs: README.md and docs/*.md (scripts/docs-test.py: links, anchors, one home per paragraph, the
-# configuration table, the modules, and every sh block's curl lines run as pasted against a live server; ~20 s)
+# configuration table, the modules, and every sh block's curl lines run as pasted against a live server; 5-30 s)
 if [ "$built" = 1 ]; then
   scripts/docs-test.py .build/debug/sheetd 2>&1 | tee "$logs/docs.log"
   counts=$(grep -E '^docs-test: [0-9]+ passed, [0-9]+ failed' "$logs/docs.log" | tail -1)
