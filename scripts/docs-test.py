@@ -13,6 +13,8 @@ Static checks, one per item:
   configuration every setting of Sources/sheetd/Configuration.swift (flag and variable) has its row
                 in docs/configuration.md
   modules       every module in Sources/ is named in the README's Architecture section
+  routes        every path of openapi.yaml is named in README.md or docs/*.md (a static file's folder
+                will do: /console/ for /console/console.css)
 Live checks: every ```sh block of README.md and docs/*.md, in reading order (README.md first, then
 DOC_ORDER), runs as pasted against one sheetd started here (port 0, a temporary database, the example
 catalog, as `make run` serves it). The only changes to the pasted text: http://127.0.0.1:8080 is the
@@ -230,6 +232,24 @@ def check_modules():
         else:
             fail(f"modules: Sources/{module} is named in the README's Architecture",
                  "add it to the diagram or the list of modules")
+
+
+def check_routes():
+    spec = read("openapi.yaml")
+    paths = re.search(r"^paths:\n(.*?)^\S", spec, re.M | re.S)
+    routes = re.findall(r"^  (/\S*):\s*$", paths.group(1) if paths else "", re.M)
+    if len(routes) < 10:
+        fail("routes: the paths of openapi.yaml", f"found only {len(routes)}")
+    # Parameters named differently in prose ({id}, {sheetId}) are the same route.
+    docs = re.sub(r"\{[^}/]*\}", "{}", "\n".join(read(p) for p in documentation_files()))
+    for route in routes:
+        generic = re.sub(r"\{[^}/]*\}", "{}", route)
+        named = re.search(rf"{re.escape(generic)}(?![\w/{{-])", docs) is not None
+        folder = route.rsplit("/", 1)[0] + "/"
+        if named or (folder != "/" and f"`{folder}`" in docs):
+            ok(f"routes: {route} is named in the documentation")
+        else:
+            fail(f"routes: {route} is named in the documentation", "add it to the table in docs/api.md")
 
 
 # --- running the sh blocks ---------------------------------------------------------------------------
@@ -492,6 +512,7 @@ def main():
     check_duplicates()
     check_configuration_table()
     check_modules()
+    check_routes()
     if not static_only:
         run_blocks(args[0] if args else ".build/debug/sheetd")
     print(f"docs-test: {passed} passed, {failed} failed")
