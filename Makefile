@@ -18,11 +18,12 @@ APT_PACKAGES += libjs-chart.js
 SWIFT_FLAGS ?=
 RELEASE_BIN := .build/release/sheetd
 
-.PHONY: help deps android-deps android-test build release run test unit-test smoke-test spec-test lint format browser-test bench bench-quick bench-postgres reliability container-test replicas-test failover-test clean
+.PHONY: help deps android-deps android-test build release run test unit-test smoke-test spec-test docs-test lint format browser-test bench bench-quick bench-postgres reliability container-test replicas-test failover-test clean
 
 help:
 	@echo "make run             build (release) and serve on http://127.0.0.1:8080 with the example catalog"
 	@echo "make test            every test: swift test, curl smoke test against a live server, OpenAPI validation"
+	@echo "make docs-test       README.md and docs/: links, anchors, tables, every curl line run as pasted (also in make test)"
 	@echo "make android-test    the Android client's Kotlin core: kotlinc + JUnit 5 against a live sheetd (also in make test)"
 	@echo "make lint            swift format lint --strict with .swift-format (make format fixes)"
 	@echo "make browser-test    the /preview page and the /console operator console in headless Chromium against a live server"
@@ -75,6 +76,13 @@ smoke-test:
 spec-test:
 	scripts/check-openapi.sh
 
+# README.md and docs/*.md (scripts/docs-test.py, also a stage of make test): links and anchors, no paragraph
+# in two places, the configuration table, the modules, and every sh block run as pasted against a freshly
+# started server (debug build, free port, temp database): 5-30 s.
+docs-test: deps
+	swift build $(SWIFT_FLAGS)
+	scripts/docs-test.py .build/debug/sheetd
+
 # The Android client's JVM core (clients/android/core) compiled with kotlinc and its JUnit 5 tests run by
 # the console launcher against a freshly started sheetd (debug build, free port, temp database): ~1 min.
 android-test: deps android-deps
@@ -91,7 +99,7 @@ lint:
 # The live preview page (GET /preview), then the operator console (GET /console), in headless Chromium
 # against a freshly started server (debug build, temp database). Installs chromium, chromium-driver and
 # a selenium venv when missing (root). PREVIEW_SHOTS=DIR keeps the preview's screenshots there,
-# CONSOLE_SHOTS=DIR the console's (CONSOLE_SHOTS=docs/console refreshes the README's).
+# CONSOLE_SHOTS=DIR the console's (CONSOLE_SHOTS=docs/console refreshes docs/console.md's).
 browser-test: deps
 	swift build $(SWIFT_FLAGS)
 	scripts/browser-test.sh .build/debug/sheetd

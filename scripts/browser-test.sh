@@ -5,7 +5,7 @@
 # and scripts/console-test.py (the console, on the same server afterwards; about 40 s) with selenium
 # (from PyPI, in a venv under .build/venv-browser). Installs what is missing when root on Debian:
 # chromium, chromium-driver, python3-venv. Screenshots go to $PREVIEW_SHOTS and $CONSOLE_SHOTS
-# (default: a temporary directory; CONSOLE_SHOTS=docs/console refreshes the README's). Both scripts
+# (default: a temporary directory; CONSOLE_SHOTS=docs/console refreshes docs/console.md's). Both scripts
 # run even when the first fails; the exit status is non-zero when either did.
 #
 #   scripts/browser-test.sh [BINARY]

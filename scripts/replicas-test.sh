@@ -103,7 +103,7 @@ for p in "$port1" "$port2"; do
   [ "$listening" = 1 ] && ok "replica on $p listens again after the restart" || bad "replica on $p does not listen after the restart"
 done
 
-# 6. Backup and restore (README, Operations): pg_dump of the database the replicas serve, pg_restore
+# 6. Backup and restore (docs/operations.md): pg_dump of the database the replicas serve, pg_restore
 #    into a fresh database, a third replica on it; it answers the catalog, and every stored user's
 #    state and decision, exactly as replica 1 does.
 restored_url="${url%/*}/sheetd_restored"

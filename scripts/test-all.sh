@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # `make test`: every stage (unit, PostgreSQL store tests, smoke on SQLite and on PostgreSQL, the
-# PostgreSQL outage check, the Android client's Kotlin tests, spec, lint), each run even when an earlier one failed, then one
+# PostgreSQL outage check, the documentation (docs), the Android client's Kotlin tests, spec, lint), each run even when an earlier one failed, then one
 # line per stage and a last line counting every test case of every stage:
 #   make test: N passed, M failed
 # Unit counts Swift Testing tests (a parameterized test counts once) and XCTest tests, from the JUnit
 # files `swift test --xunit-output` writes (the console can drop a test's result line when many tests
-# finish at once; the files cannot); smoke counts scripts/run-smoke.sh's checks; spec counts check-openapi's checks;
+# finish at once; the files cannot); smoke counts scripts/run-smoke.sh's checks; docs scripts/docs-test.py's; spec counts check-openapi's checks;
 # lint counts the Swift files that `swift format lint --strict` finds nothing in.
 # android counts the JUnit 5 tests of clients/android/core from the console launcher's summary (about a minute).
 # A stage that ends without its own count (a crash, a build error) counts as one failure.
@@ -95,6 +95,20 @@ if [ "$built" = 1 ] && [ -n "${SHEETD_TEST_POSTGRES_URL:-}" ]; then
   else
     record pg-outage 0 1 "pg-outage.sh ended without its summary: see $logs/pg-outage.log"
   fi
+fi
+
+# --- docs: README.md and docs/*.md (scripts/docs-test.py: links, anchors, one home per paragraph, the
+# configuration table, the modules, and every sh block's curl lines run as pasted against a live server; 5-30 s)
+if [ "$built" = 1 ]; then
+  scripts/docs-test.py .build/debug/sheetd 2>&1 | tee "$logs/docs.log"
+  counts=$(grep -E '^docs-test: [0-9]+ passed, [0-9]+ failed' "$logs/docs.log" | tail -1)
+  if [ -n "$counts" ]; then
+    record docs "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
+  else
+    record docs 0 1 "docs-test.py ended without its summary: see $logs/docs.log"
+  fi
+else
+  record docs 0 1 "not run: the build failed"
 fi
 
 # --- android: the Android client's Kotlin core against a live sheetd (scripts/android-test.sh) ---------

@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-/// How the server listens and what it tolerates. Every limit is deliberate; see the README's table.
+/// How the server listens and what it tolerates. Every limit is deliberate; see docs/configuration.md.
 public struct HTTPServerConfiguration: Sendable {
     /// IPv4 address to bind ("127.0.0.1" by default; "0.0.0.0" for all interfaces).
     public var host: String = "127.0.0.1"

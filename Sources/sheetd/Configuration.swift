@@ -70,7 +70,7 @@ struct Configuration: Sendable {
     }
 
     /// One row per setting: the flag, its variable, what it means and its default (drives `--help`;
-    /// the README table says the same at more length).
+    /// docs/configuration.md says the same at more length, and scripts/docs-test.py checks it has every row).
     static let options: [Option] = [
         Option("--host", "SHEETD_HOST", "IPv4 address to listen on", default: "127.0.0.1"),
         Option("--port", "SHEETD_PORT", "TCP port, 0 picks a free one", default: "8080"),

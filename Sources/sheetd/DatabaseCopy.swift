@@ -32,7 +32,7 @@ enum DatabaseCopy {
 
     private static func refusePostgres(_ c: Configuration, _ command: String, tool: String) throws(ConfigurationError) {
         if c.usesPostgres {
-            throw ConfigurationError("\(command) copies SQLite databases; for PostgreSQL use \(tool) (README, Operations)")
+            throw ConfigurationError("\(command) copies SQLite databases; for PostgreSQL use \(tool) (docs/operations.md)")
         }
     }
 }

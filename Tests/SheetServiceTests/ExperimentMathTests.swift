@@ -19,7 +19,7 @@ import Testing
         ExperimentAssigner(userId: user, hashPrefix: { SHA256.bigEndianPrefix(of: $0) })
     }
 
-    /// README's worked example: python3 -c "import hashlib; d = hashlib.sha256(b'offers-copy-2026-12:demo-user').digest();
+    /// docs/experiments.md's worked example: python3 -c "import hashlib; d = hashlib.sha256(b'offers-copy-2026-12:demo-user').digest();
     /// print(d[:8].hex(), int.from_bytes(d[:8], 'big') % 10000)" prints 0bf2df2c1959c89c 5580: arm a (2000 ≤ 5580 < 6000).
     @Test func workedExample() throws {
         #expect(SHA256.bigEndianPrefix(of: "offers-copy-2026-12:demo-user") == 0x0bf2_df2c_1959_c89c)

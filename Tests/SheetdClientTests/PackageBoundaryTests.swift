@@ -112,16 +112,16 @@ import Testing
 }
 
 /// One version in one place: `SheetdUserClient.version` is the CHANGELOG's newest version, and the
-/// README's dependency line and the example name it.
+/// dependency line of docs/ios.md (the iOS developer's page) and the example name it.
 @Suite struct VersionTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test func theChangelogAndTheReadmeNameTheLibrarysVersion() throws {
+    @Test func theChangelogAndTheIOSPageNameTheLibrarysVersion() throws {
         let changelog = try String(contentsOf: Self.root.appending(path: "Sources/SheetdClient/CHANGELOG.md"), encoding: .utf8)
         let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }
         #expect(newest == "## \(SheetdUserClient.version)")
         #expect(!changelog.contains("## Unreleased"), "the Unreleased section is a version")
-        let readme = try String(contentsOf: Self.root.appending(path: "README.md"), encoding: .utf8)
-        #expect(readme.contains("from: \"\(SheetdUserClient.version)\""))
+        let page = try String(contentsOf: Self.root.appending(path: "docs/ios.md"), encoding: .utf8)
+        #expect(page.contains("from: \"\(SheetdUserClient.version)\""))
     }
 }

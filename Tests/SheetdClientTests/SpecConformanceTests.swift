@@ -118,7 +118,7 @@ import Testing
     /// Schemas whose examples are plain strings (ids, names, titles): no model.
     static let plainStrings: Set<String> = ["Id", "Name", "Filter", "EventId", "Title"]
     /// Schemas of operator routes the client library does not call (the catalog's history and its
-    /// rollback are run with curl or scripts, README Operations; the stats series is the console's):
+    /// rollback are run with curl or scripts, docs/operations.md; the stats series is the console's):
     /// no model, checked by check-openapi.sh.
     static let operatorOnly: Set<String> = ["CatalogRevision", "CatalogRevisionSummary", "SheetStatsSeries"]
 
