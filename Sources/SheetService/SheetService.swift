@@ -17,13 +17,16 @@ public final class SheetService: Sendable {
     let authorization: RequestAuthorization
     let metrics: HTTPMetrics
     let openAPIDocument: [UInt8]
-    /// The catalog, its writes, tags and revisions, and its reloads on a shared database.
+    /// The catalog, its one way of changing (`change`), its tags, and its reloads on a shared database.
     let catalogKeeper: CatalogKeeper
     /// Decisions: the policy, the cache and the source that proves answers exact.
     let engine: DecisionEngine
     let recorder: EventRecorder
-    /// How large the catalog may grow; catalog writes beyond are refused with 409.
+    /// How large the catalog may grow (the catalog keeper refuses changes beyond with 409; the impact
+    /// analysis validates with it).
     let catalogLimits: CatalogLimits
+    /// Every write of a user's state: it bumps the user's epoch and tells the feed.
+    let userWrites: UserStateWrites
     /// Replica bookkeeping for /metrics (notifications heard, listener losses).
     let replicaCounters = ReplicaCounters()
     let databaseErrors = DatabaseErrors()
@@ -69,21 +72,26 @@ public final class SheetService: Sendable {
         let freshness = DecisionFreshness(catalog: snapshot, coordination: replication)
         if let sharedCatalogVersion { freshness.catalogLoaded(atStoreVersion: sharedCatalogVersion) }
         let catalogKeeper = CatalogKeeper(
-            store: store, replication: replication, snapshot: snapshot, freshness: freshness, replicaCounters: replicaCounters,
-            databaseErrors: databaseErrors, revisionsKept: catalogRevisionsKept)
+            store: store, replication: replication, snapshot: snapshot, freshness: freshness, feed: feed, limits: catalogLimits,
+            replicaCounters: replicaCounters, databaseErrors: databaseErrors, revisionsKept: catalogRevisionsKept)
         self.catalogKeeper = catalogKeeper
+        let userWrites = UserStateWrites(store: store, freshness: freshness, feed: feed)
+        self.userWrites = userWrites
+        let decisionContext = DecisionContext(
+            cache: DecisionCache(users: decisionCacheUsers, freshness: freshness), snapshot: snapshot, catalog: catalogKeeper, clock: clock,
+            databaseErrors: databaseErrors, replicaCounters: replicaCounters, experimentRecorder: experimentRecorder, writes: userWrites)
         self.engine = DecisionEngine(
-            decisions: DecisionCache(users: decisionCacheUsers, freshness: freshness), catalog: catalogKeeper,
-            source: replication.map { ReplicatedDecisions(coordination: $0) } ?? LocalDecisions(store: store), clock: clock, store: store,
-            experimentRecorder: experimentRecorder, databaseErrors: databaseErrors, replicaCounters: replicaCounters)
+            context: decisionContext,
+            source: replication.map { ReplicatedDecisions(coordination: $0, context: decisionContext) }
+                ?? LocalDecisions(store: store, context: decisionContext))
         self.recorder = EventRecorder(
-            store: store, stateLimits: stateLimits, eventRate: EventRateLimiter(eventsPerMinute: eventsPerUserPerMinute), freshness: freshness,
-            feed: feed, sheetCounters: sheetCounters, experimentRecorder: experimentRecorder, databaseErrors: databaseErrors,
+            writes: userWrites, stateLimits: stateLimits, eventRate: EventRateLimiter(eventsPerMinute: eventsPerUserPerMinute),
+            sheetCounters: sheetCounters, experimentRecorder: experimentRecorder, databaseErrors: databaseErrors,
             occurredAtWindow: OccurredAtWindow(futureSeconds: Int(tokens.clockSkewSeconds)), clock: clock)
         replication?.listen { [weak self] change in self?.apply(change) }
         // While the database does not answer, the last catalog read (as `catalog` does).
         replication?.checkCatalogVersionPerBatch { [weak catalogKeeper] version in try? catalogKeeper?.refresh(seen: version) }
-        catalogKeeper.writes.withLock { _ in catalogKeeper.recordFirstRevisionIfNone() }
+        catalogKeeper.recordFirstRevisionIfNone()
     }
 
     /// Decision answers per user (tests read its counters and versions).
@@ -91,10 +99,8 @@ public final class SheetService: Sendable {
     /// Where the decision route gets exact answers.
     var decisionSource: any DecisionSource { engine.source }
 
-    /// The current catalog. On a shared database it is first checked against the database's catalog
-    /// version (one small read; reloaded when another replica changed it), so every route serves a
-    /// catalog change made on any replica from the next request after its acknowledgement. While the
-    /// database does not answer, the last catalog read.
+    /// The catalog this process serves now (on a shared database as last loaded: the routes call
+    /// `CatalogKeeper.refresh()` before they read it).
     public var catalog: Catalog { catalogKeeper.current }
 
     /// Decision streams open now.
@@ -113,24 +119,25 @@ public final class SheetService: Sendable {
         [
             OpsController(
                 store: store, draining: draining, databaseErrors: databaseErrors, metrics: metrics, openAPIDocument: openAPIDocument,
-                catalog: catalogKeeper.snapshot, replicated: catalogKeeper.replication != nil, decisions: engine.decisions,
+                catalog: catalogKeeper, decisions: engine.decisions,
                 replicaCounters: replicaCounters, experimentRecorder: experimentRecorder, sheetCounters: sheetCounters, streams: streams,
                 longPolls: longPolls),
             PreviewController(),
             ConsoleController(),
-            CatalogController(authorization: authorization, catalog: catalogKeeper, limits: catalogLimits, feed: feed),
+            CatalogController(authorization: authorization, catalog: catalogKeeper),
             ImpactController(
-                authorization: authorization, catalog: catalogKeeper, limits: catalogLimits, analyses: impactAnalyses, clock: engine.clock),
-            RevisionsController(authorization: authorization, catalog: catalogKeeper, limits: catalogLimits, feed: feed),
+                authorization: authorization, catalog: catalogKeeper, store: store, databaseErrors: databaseErrors, limits: catalogLimits,
+                analyses: impactAnalyses, clock: engine.clock),
+            RevisionsController(authorization: authorization, catalog: catalogKeeper, store: store, databaseErrors: databaseErrors),
             EventsController(authorization: authorization, recorder: recorder, catalog: catalogKeeper),
             DecisionController(authorization: authorization, engine: engine, longPolls: longPolls, feed: feed),
             StreamsController(authorization: authorization, engine: engine, streams: streams, feed: feed, draining: draining),
             CampaignController(
                 authorization: authorization, recorder: recorder, catalog: catalogKeeper, store: store, databaseErrors: databaseErrors),
-            UsersController(
-                authorization: authorization, store: store, databaseErrors: databaseErrors, freshness: engine.decisions.freshness, feed: feed),
+            UsersController(authorization: authorization, store: store, databaseErrors: databaseErrors, writes: userWrites),
             ExperimentsController(
-                authorization: authorization, recorder: recorder, catalog: catalogKeeper, conversionCapPerUser: conversionCapPerUser),
+                authorization: authorization, recorder: recorder, catalog: catalogKeeper, store: store, databaseErrors: databaseErrors,
+                conversionCapPerUser: conversionCapPerUser),
         ]
     }
 
@@ -146,24 +153,26 @@ public final class SheetService: Sendable {
         catalogLimits.violation(upserting: definitions, into: catalog)
     }
 
-    /// Upserts a whole catalog (the `--catalog` file) in one transaction.
+    /// Upserts a whole catalog (the `--catalog` file) in one transaction, as one catalog change
+    /// (`CatalogKeeper.change`). A store failure comes back as the store's error (`.unavailable` when
+    /// the database takes no writes: then `useCatalogWithoutStoring`).
     public func loadCatalog(_ definitions: [SheetDefinition]) throws(StoreError) {
-        let keeper = catalogKeeper
-        try keeper.writes.withLock { _ throws(StoreError) in
-            try store.putSheets(
-                definitions.map { StoredSheet(id: $0.id, json: String(decoding: $0.canonicalJSON, as: UTF8.self)) },
-                record: keeper.writeRecord(by: RevisionAuthor(actor: "sheetd", comment: "the --catalog file, upserted at start"), sheets: definitions)
-            )
-            keeper.snapshot.withLock { catalog in for d in definitions { catalog.upsert(d) } }
+        var storeFailure: StoreError?
+        do {
+            _ = try catalogKeeper.change(ifMatch: nil, author: Self.catalogFileAuthor, failedStoring: { storeFailure = $0 }) { _ in
+                .upsertSheets(definitions)
+            }
+        } catch {
+            throw storeFailure ?? .failure(error.detail)
         }
-        feed.catalogChanged()
     }
 
     /// Serves `definitions` without storing them, for this process only: at start when the database
     /// takes no writes (read-only file, full disk). The catalog file is upserted again at the next start.
-    public func useCatalogWithoutStoring(_ definitions: [SheetDefinition]) {
-        catalogKeeper.writes.withLock { _ in
-            catalogKeeper.snapshot.withLock { catalog in for d in definitions { catalog.upsert(d) } }
-        }
+    /// Refused (409) only when they do not fit the limits (`catalogLimitViolation` says so first).
+    public func useCatalogWithoutStoring(_ definitions: [SheetDefinition]) throws(Problem) {
+        _ = try catalogKeeper.change(ifMatch: nil, author: Self.catalogFileAuthor, storing: false) { _ in .upsertSheets(definitions) }
     }
+
+    private static let catalogFileAuthor = RevisionAuthor(actor: "sheetd", comment: "the --catalog file, upserted at start")
 }

@@ -95,7 +95,7 @@ enum ServiceRunner {
                 } catch {
                     // A read-only database still serves reads; the file's definitions serve from memory.
                     guard case .unavailable(let why) = error else { throw error }
-                    service.useCatalogWithoutStoring(list.definitions)
+                    try service.useCatalogWithoutStoring(list.definitions)
                     Log.write(
                         .warn, "catalog not stored: the database takes no writes; serving it from the file",
                         [

@@ -49,7 +49,7 @@ struct ReplicaTests {
         // A cache hit really is one: the same version answers the same (interned) answer.
         let cachedVersion = try #require(
             pair.bService.decisions.storeVersion(
-                userId: "u2", context: ClientContextFixture.homeIOS, catalogVersion: pair.bService.catalogKeeper.snapshot.currentVersion))
+                userId: "u2", context: ClientContextFixture.homeIOS, catalogVersion: pair.bService.catalogKeeper.currentVersion))
         #expect(cachedVersion > 0)
         // Those cached decisions were checked by the batched version read (the route's deferred path).
         let checked = try #require(pair.bService.decisionSource as? ReplicatedDecisions).versionBatcher.checked.load(ordering: .relaxed)
@@ -184,10 +184,10 @@ struct ReplicaTests {
         let cachedBefore = ReplicaPair.wait { () -> Int64? in
             _ = try? pair.b.get("/v1/users/u5/decision?\(Self.home)")
             return pair.bService.decisions.storeVersion(
-                userId: "u5", context: ClientContextFixture.homeIOS, catalogVersion: pair.bService.catalogKeeper.snapshot.currentVersion)
+                userId: "u5", context: ClientContextFixture.homeIOS, catalogVersion: pair.bService.catalogKeeper.currentVersion)
         }
         #expect(cachedBefore != nil)
-        let version = pair.bService.catalogKeeper.snapshot.currentVersion
+        let version = pair.bService.catalogKeeper.currentVersion
 
         let pid = try #require(ReplicaPair.wait { pair.bStore.listenerBackendPID != 0 ? pair.bStore.listenerBackendPID : nil })
         let admin = try PostgresConnection(url: pair.url)

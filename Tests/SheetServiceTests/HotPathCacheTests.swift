@@ -110,7 +110,8 @@ import Testing
         }
         for u in ["a", second] {
             let answer = cache.answer(userId: u, body: [7, 7], etag: etag)
-            cache.insert(userId: u, context: home, catalogVersion: 0, epoch: cache.freshness.epoch(of: u), answer: answer)
+            cache.insert(
+                userId: u, basis: cache.freshness.beginRead(u), context: home, catalogVersion: 0, answer: answer)
         }
         let a = cache.lookup(userId: "a", context: home, catalogVersion: 0, now: Timestamp.now)?.answer
         #expect(a != nil && a === cache.lookup(userId: second, context: home, catalogVersion: 0, now: Timestamp.now)?.answer)
@@ -129,8 +130,8 @@ import Testing
         let screens = (0..<6).map { "screen\($0)" }
         for (i, screen) in screens.enumerated() {
             cache.insert(
-                userId: "c", context: ClientContext(screen: screen, tab: nil, platform: .android), catalogVersion: 0,
-                epoch: cache.freshness.epoch(of: "c"), answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
+                userId: "c", basis: cache.freshness.beginRead("c"), context: ClientContext(screen: screen, tab: nil, platform: .android),
+                catalogVersion: 0, answer: .init(body: [UInt8(i)], etag: "\"\(i)\""))
         }
         let held = screens.map {
             cache.lookup(userId: "c", context: ClientContext(screen: $0, tab: nil, platform: .android), catalogVersion: 0, now: Timestamp.now)?.answer
@@ -139,8 +140,8 @@ import Testing
         #expect(held == [nil, nil, [2], [3], [4], [5]])
         // Computing an already held context again replaces it and keeps the others.
         cache.insert(
-            userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0,
-            epoch: cache.freshness.epoch(of: "c"), answer: .init(body: [9], etag: "\"9\""))
+            userId: "c", basis: cache.freshness.beginRead("c"), context: ClientContext(screen: "screen2", tab: nil, platform: .android),
+            catalogVersion: 0, answer: .init(body: [9], etag: "\"9\""))
         #expect(
             cache.lookup(userId: "c", context: ClientContext(screen: "screen2", tab: nil, platform: .android), catalogVersion: 0, now: Timestamp.now)?
                 .answer.body == [9])
@@ -198,17 +199,15 @@ import Testing
     /// without a listener no candidate is proven.
     @Test func decisionFreshnessFollowsWhatHappened() {
         let freshness = DecisionFreshness()
-        let (u1, u2, u3) = ("u1".hashValue, "u2".hashValue, "u3".hashValue)
-        let e1 = freshness.epoch(of: "u1")
-        let e2 = freshness.epoch(of: "u2")
-        #expect(freshness.isCurrent(epoch: e1, hash: u1) && freshness.isCurrent(epoch: e2, hash: u2))
-        freshness.userStateWritten("u1")
-        #expect(!freshness.isCurrent(epoch: e1, hash: u1))
+        let b1 = freshness.beginRead("u1")
+        let b2 = freshness.beginRead("u2")
+        #expect(freshness.isCurrent(b1) && freshness.isCurrent(b2))
+        // (A local write bumps through `UserStateWrites`: ServingRulesTests.userWritesMakeBasesStale.)
         freshness.heard(.users(["u2"]))
-        #expect(!freshness.isCurrent(epoch: e2, hash: u2))
-        let e3 = freshness.epoch(of: "u3")
+        #expect(!freshness.isCurrent(b2) && freshness.isCurrent(b1))
+        let b3 = freshness.beginRead("u3")
         freshness.heard(.listenerReset(connected: false))
-        #expect(!freshness.isCurrent(epoch: e3, hash: u3), "a reset makes every answer stale")
+        #expect(!freshness.isCurrent(b3) && !freshness.isCurrent(b1), "a reset makes every answer stale")
         // The catalog mark: unknown until loaded; a notification or a reset makes it unknown again.
         #expect(freshness.needsCatalogReload(seen: 5))
         freshness.catalogLoaded(atStoreVersion: 5)
@@ -221,7 +220,7 @@ import Testing
         // A store only this process writes has no barrier: nothing is proven by one.
         let candidate = DecisionCache.Candidate(
             fresh: DecisionCache.Fresh(answer: .init(body: [1], etag: "\"a\""), validUntil: nil), catalogVersion: 0,
-            epoch: freshness.epoch(of: "u3"), hash: u3)
+            basis: freshness.beginRead("u3").read(atStoreVersion: 1))
         let proven = Mutex<Bool?>(nil)
         freshness.confirm(candidate, now: Timestamp.now) { exact in proven.withLock { $0 = exact } }
         #expect(proven.withLock { $0 } == false)
@@ -230,19 +229,20 @@ import Testing
     @Test func decisionCacheFollowsEpochs() {
         let cache = DecisionCache(generationCapacity: 1)
         let context = ClientContextForTests.home
-        let e0 = cache.freshness.epoch(of: "u1")
-        cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [1], etag: "\"a\""))
+        let e0 = cache.freshness.beginRead("u1")
+        cache.insert(userId: "u1", basis: e0, context: context, catalogVersion: 0, answer: .init(body: [1], etag: "\"a\""))
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer.etag == "\"a\"")
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 1, now: Timestamp.now)?.answer == nil)
-        cache.freshness.userStateWritten("u1")
+        cache.freshness.heard(.users(["u1"]))  // as a write through `UserStateWrites` does
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         // A state read that started before the write must not be stored afterwards.
-        cache.insert(userId: "u1", context: context, catalogVersion: 0, epoch: e0, answer: .init(body: [2], etag: "\"b\""))
+        cache.insert(userId: "u1", basis: e0, context: context, catalogVersion: 0, answer: .init(body: [2], etag: "\"b\""))
         #expect(cache.lookup(userId: "u1", context: context, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         // Bounded: 64 shards of two generations of one user each.
         for n in 0..<200 {
             let u = "user\(n)"
-            cache.insert(userId: u, context: context, catalogVersion: 0, epoch: cache.freshness.epoch(of: u), answer: .init(body: [3], etag: "\"c\""))
+            cache.insert(
+                userId: u, basis: cache.freshness.beginRead(u), context: context, catalogVersion: 0, answer: .init(body: [3], etag: "\"c\""))
         }
         #expect(cache.count <= 128)
         #expect(cache.lookup(userId: "user199", context: context, catalogVersion: 0, now: Timestamp.now)?.answer.body == [3])
@@ -252,12 +252,19 @@ import Testing
     @Test func decisionCacheSizeAndOff() throws {
         let off = DecisionCache(users: 0)
         off.insert(
-            userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, epoch: off.freshness.epoch(of: "u1"),
+            userId: "u1", basis: off.freshness.beginRead("u1"), context: ClientContextForTests.home, catalogVersion: 0,
             answer: .init(body: [1], etag: "\"a\""))
         #expect(off.lookup(userId: "u1", context: ClientContextForTests.home, catalogVersion: 0, now: Timestamp.now)?.answer == nil)
         #expect(off.count == 0)
         #expect(DecisionCache(users: 65_536).generationCapacity == 512)
         #expect(DecisionCache(users: 1).generationCapacity == 1)
+    }
+}
+
+extension DecisionCache {
+    /// A lookup as `LocalDecisions` makes it (a store only this process writes).
+    func lookup(userId: String, context: ClientContext, catalogVersion: Int, now: () -> Timestamp) -> Fresh? {
+        lookup(userId: userId, context: context, request: ServingRequest(catalogVersion: catalogVersion, proof: .local), now: now)
     }
 }
 

@@ -84,6 +84,7 @@ struct CampaignController: RouteController {
             if since == nil { invalid.append(("since", "must be an RFC 3339 date-time such as 2026-12-01T00:00:00Z")) }
         }
         if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+        catalog.refresh()
         guard catalog.current[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
         let stats = try databaseErrors.guarding { () throws(StoreError) in try store.sheetStats(sheetId: sheetId, since: since) }
         let answer = SheetStatsAnswer(
@@ -129,6 +130,7 @@ struct CampaignController: RouteController {
                 ))
         }
         if !invalid.isEmpty { throw Problems.invalidParams(invalid) }
+        catalog.refresh()
         guard catalog.current[sheetId] != nil else { throw Problems.notFound("no sheet '\(sheetId)' in the catalog") }
         let buckets = try databaseErrors.guarding { () throws(StoreError) in try store.sheetStatsSeries(sheetId: sheetId, range: range) }
         let answer = SheetStatsSeriesAnswer(

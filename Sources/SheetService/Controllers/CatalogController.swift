@@ -4,8 +4,9 @@ import SheetStore
 import SheetWire
 import Synchronization
 
-/// The sheet catalog and the campaign settings: admin writes, any valid token reads. Every write
-/// honours `If-Match`, is recorded as a revision and wakes the streams and long-polls.
+/// The sheet catalog and the campaign settings: admin writes, any valid token reads. Every write is
+/// one `CatalogKeeper.change` (which honours `If-Match`, checks the limits, records a revision and
+/// wakes the streams and long-polls).
 struct CatalogController: RouteController {
     /// Sheets per page of `GET /v1/sheets` when `limit` is not given, and the most a page may ask for.
     static let defaultSheetPage = 100
@@ -13,9 +14,6 @@ struct CatalogController: RouteController {
 
     let authorization: RequestAuthorization
     let catalog: CatalogKeeper
-    /// How large the catalog may grow; catalog writes beyond are refused with 409.
-    let limits: CatalogLimits
-    let feed: ChangeFeed
 
     func register(on router: Router) {
         router.add(.GET, "/v1/sheets") { [self] in try listSheets($0) }
@@ -38,8 +36,8 @@ struct CatalogController: RouteController {
                 "limit": QueryParameters.wholeNumber(1...Self.maximumSheetPage) { limit = $0 },
                 "after": QueryParameters.identifier { after = $0 },
             ])
-        _ = catalog.current  // on a shared database: another replica's changes first
-        let (current, version) = catalog.snapshot.currentWithVersion
+        catalog.refresh()  // on a shared database: another replica's changes first
+        let (current, tag) = catalog.currentWithTag
         let sheets = current.sortedByID
         // Ids are sorted in byte order: the page starts at the first id above `after` (binary search).
         var start = 0
@@ -53,12 +51,13 @@ struct CatalogController: RouteController {
         let end = min(sheets.count, start + limit)
         let page = SheetPage(sheets: Array(sheets[start..<end]), next: end < sheets.count && end > start ? sheets[end - 1].id : nil)
         // The whole catalog's tag on every page: what `If-Match` on a catalog write compares with.
-        return .json(200, page.jsonBytes(), headers: [("ETag", catalog.tags.tag(of: current, version: version))])
+        return .json(200, page.jsonBytes(), headers: [("ETag", tag)])
     }
 
     func getSheet(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         _ = try authorization.authenticate(request)
         let id = try request.pathIdentifier("sheetId")
+        catalog.refresh()
         guard let sheet = catalog.current[id] else { throw Problems.notFound("no sheet '\(id)' in the catalog") }
         return .json(200, sheet.responseJSON)
     }
@@ -67,25 +66,11 @@ struct CatalogController: RouteController {
         try authorization.requireAdmin(request, "only the admin token may change the catalog")
         let id = try request.pathIdentifier("sheetId")
         let definition = try SheetDefinition.parse(try request.jsonObject(), pathId: id).checkedAgainstDesignRules()
-        let json = definition.canonicalJSON
         let author = try authorization.revisionAuthor(request)
-        _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
-        let (created, tag) = try catalog.writes.withLock { _ throws(Problem) -> (Bool, String) in
-            try catalog.checkIfMatch(request)
-            let current = catalog.snapshot.current
-            if let violation = limits.violation(upserting: [definition], into: current) { throw violation.problem }
-            try Self.checkExperimentChange(definition, in: current)
-            let created = try catalog.databaseErrors.guarding { () throws(StoreError) in
-                try catalog.store.putSheet(
-                    StoredSheet(id: id, json: String(decoding: json, as: UTF8.self)), record: catalog.writeRecord(by: author, sheets: [definition]))
-            }
-            catalog.snapshot.withLock { $0.upsert(definition) }
-            return (created, catalog.currentTag)
-        }
-        feed.catalogChanged()
+        let made = try catalog.change(ifMatch: request.header("If-Match"), author: author) { _ in .putSheet(definition) }
         // `ETag` is the catalog's new tag, for the next conditional write.
-        let headers = [("ETag", tag)] + (created ? [("Location", "/v1/sheets/\(id)")] : [])
-        var response = HTTPResponse.json(created ? 201 : 200, definition.responseJSON, headers: headers)
+        let headers = [("ETag", made.tag)] + (made.created ? [("Location", "/v1/sheets/\(id)")] : [])
+        var response = HTTPResponse.json(made.created ? 201 : 200, definition.responseJSON, headers: headers)
         response.actor = author.actor
         return response
     }
@@ -94,18 +79,9 @@ struct CatalogController: RouteController {
         try authorization.requireAdmin(request, "only the admin token may change the catalog")
         let id = try request.pathIdentifier("sheetId")
         let author = try authorization.revisionAuthor(request)
-        _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
-        let (existed, tag) = try catalog.writes.withLock { _ throws(Problem) -> (Bool, String) in
-            try catalog.checkIfMatch(request)
-            let existed = try catalog.databaseErrors.guarding { () throws(StoreError) in
-                try catalog.store.deleteSheet(id: id, record: catalog.writeRecord(by: author, sheets: []))
-            }
-            catalog.snapshot.withLock { $0.remove(id: id) }
-            return (existed, catalog.currentTag)
-        }
-        if existed { feed.catalogChanged() }
-        guard existed else { throw Problems.notFound("no sheet '\(id)' in the catalog") }
-        var response = HTTPResponse.empty(204, headers: [("ETag", tag)])
+        let made = try catalog.change(ifMatch: request.header("If-Match"), author: author) { _ in .deleteSheet(id: id) }
+        guard made.changed else { throw Problems.notFound("no sheet '\(id)' in the catalog") }
+        var response = HTTPResponse.empty(204, headers: [("ETag", made.tag)])
         response.actor = author.actor
         return response
     }
@@ -113,9 +89,9 @@ struct CatalogController: RouteController {
     /// `GET /v1/settings`: any valid token.
     func getSettings(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         _ = try authorization.authenticate(request)
-        _ = catalog.current  // on a shared database: another replica's changes first
-        let (current, version) = catalog.snapshot.currentWithVersion
-        return .json(200, current.settings.jsonBytes(), headers: [("ETag", catalog.tags.tag(of: current, version: version))])
+        catalog.refresh()  // on a shared database: another replica's changes first
+        let (current, tag) = catalog.currentWithTag
+        return .json(200, current.settings.jsonBytes(), headers: [("ETag", tag)])
     }
 
     /// `PUT /v1/settings`: admin only. Stored, then put into the catalog snapshot (bumping its version,
@@ -124,32 +100,9 @@ struct CatalogController: RouteController {
         try authorization.requireAdmin(request, "only the admin token may change the settings")
         let settings = try request.decodeBody(SettingsBody.init).settings
         let author = try authorization.revisionAuthor(request)
-        _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
-        let tag = try catalog.writes.withLock { _ throws(Problem) -> String in
-            try catalog.checkIfMatch(request)
-            try catalog.databaseErrors.guarding { () throws(StoreError) in
-                try catalog.store.putSettings(settings, record: catalog.writeRecord(by: author, sheets: []))
-            }
-            catalog.snapshot.withLock { $0.settings = settings }
-            return catalog.currentTag
-        }
-        feed.catalogChanged()
-        var response = HTTPResponse.json(200, settings.jsonBytes(), headers: [("ETag", tag)])
+        let made = try catalog.change(ifMatch: request.header("If-Match"), author: author) { _ in .putSettings(settings) }
+        var response = HTTPResponse.json(200, settings.jsonBytes(), headers: [("ETag", made.tag)])
         response.actor = author.actor
         return response
-    }
-
-    /// A catalog write that would reassign a running experiment's users (409), or an experiment id
-    /// another sheet already has (400).
-    static func checkExperimentChange(_ definition: SheetDefinition, in catalog: Catalog) throws(Problem) {
-        guard let new = definition.experiment else { return }
-        if let old = catalog[definition.id]?.experiment, old.id == new.id, old.status == .running, !old.assignsAlike(new) {
-            throw ProblemType.experimentRunning.problem(
-                "experiment '\(old.id)' is running: its arms and weights cannot change, since that would reassign users already exposed; "
-                    + "stop it (status stopped, optionally with a winner) or start a new experiment id")
-        }
-        if let (other, _) = catalog.experiment(id: new.id), other.id != definition.id {
-            throw Problems.invalidParams([("experiment.id", "is already the experiment of sheet '\(other.id)'")])
-        }
     }
 }

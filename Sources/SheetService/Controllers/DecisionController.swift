@@ -21,7 +21,7 @@ struct DecisionController: RouteController {
         let prefer = request.header("Prefer")
         let form = DecisionForm(prefer: prefer)
         guard let wait = PreferWait.seconds(prefer) else {
-            return try engine.source.respond(userId: userId, context: context, condition: condition, form: form, in: engine)
+            return try engine.respond(userId: userId, clientContext: context, condition: condition, form: form)
         }
         let answer = engine.answer(try engine.currentAnswer(userId: userId, context: context).answer, as: form)
         if let condition, EntityTag.matchesEitherEncoding(condition, answer.etag) {

@@ -9,6 +9,8 @@ struct ExperimentsController: RouteController {
     let authorization: RequestAuthorization
     let recorder: EventRecorder
     let catalog: CatalogKeeper
+    let store: any SheetStore
+    let databaseErrors: DatabaseErrors
     /// The most conversions one user counts per experiment (`SHEETD_EXPERIMENT_CONVERSION_CAP`).
     let conversionCapPerUser: Int
 
@@ -51,11 +53,12 @@ struct ExperimentsController: RouteController {
     func experimentResults(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try authorization.requireAdmin(request, "only the admin token may read experiment results")
         let experimentId = try request.pathIdentifier("experimentId")
+        catalog.refresh()
         guard let (_, experiment) = catalog.current.experiment(id: experimentId) else {
             throw Problems.notFound("no experiment '\(experimentId)' in the catalog")
         }
-        let store = catalog.store
-        let counts = try catalog.databaseErrors.guarding { () throws(StoreError) in try store.experimentCounts(experimentId: experimentId) }
+        let store = self.store
+        let counts = try databaseErrors.guarding { () throws(StoreError) in try store.experimentCounts(experimentId: experimentId) }
         return .json(200, ExperimentStatistics.results(experiment, counts, conversionCapPerUser: conversionCapPerUser).jsonBytes())
     }
 
@@ -65,6 +68,7 @@ struct ExperimentsController: RouteController {
         let experimentId = try request.pathIdentifier("experimentId")
         let userId = try request.pathIdentifier("userId")
         let pin = try request.decodeBody(PinBody.init)
+        catalog.refresh()
         guard let (_, experiment) = catalog.current.experiment(id: experimentId) else {
             throw Problems.notFound("no experiment '\(experimentId)' in the catalog")
         }
@@ -79,6 +83,7 @@ struct ExperimentsController: RouteController {
         try authorization.requireAdmin(request, "only the admin token may pin users to an arm")
         let experimentId = try request.pathIdentifier("experimentId")
         let userId = try request.pathIdentifier("userId")
+        catalog.refresh()
         guard catalog.current.experiment(id: experimentId) != nil else {
             throw Problems.notFound("no experiment '\(experimentId)' in the catalog")
         }

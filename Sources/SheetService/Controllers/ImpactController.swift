@@ -17,6 +17,9 @@ struct ImpactController: RouteController {
 
     let authorization: RequestAuthorization
     let catalog: CatalogKeeper
+    /// Users are sampled from it (never through the writer).
+    let store: any SheetStore
+    let databaseErrors: DatabaseErrors
     let limits: CatalogLimits
     /// One analysis at a time, on its own thread.
     let analyses: ImpactAnalyses
@@ -46,13 +49,14 @@ struct ImpactController: RouteController {
         if !errors.isEmpty {
             throw Problems.invalidParams(errors.map { ($0.path.isEmpty ? "body" : $0.path, $0.reason) })
         }
-        let current = catalog.current  // on a shared database: another replica's changes first
+        catalog.refresh()  // on a shared database: another replica's changes first
+        let current = catalog.current
         var proposed = Catalog(definitions)
         proposed.settings = current.settings
         guard analyses.begin() else {
             throw Problems.tooManyRequests("a catalog impact analysis is running; one runs at a time", retryAfterSeconds: 2)
         }
-        let store = catalog.store, databaseErrors = catalog.databaseErrors, now = clock()
+        let store = self.store, databaseErrors = self.databaseErrors, now = clock()
         return .deferred { [analyses, users, from, proposed] promise in
             analyses.thread.run {
                 defer { analyses.end() }

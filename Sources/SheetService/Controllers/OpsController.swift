@@ -10,9 +10,8 @@ struct OpsController: RouteController {
     let databaseErrors: DatabaseErrors
     let metrics: HTTPMetrics
     let openAPIDocument: [UInt8]
-    let catalog: CatalogSnapshot
-    /// Whether replicas share the store (the replica families are rendered then).
-    let replicated: Bool
+    /// Read as last loaded (metrics do no database read).
+    let catalog: CatalogKeeper
     let decisions: DecisionCache
     let replicaCounters: ReplicaCounters
     let experimentRecorder: ExperimentRecorder
@@ -98,7 +97,7 @@ struct OpsController: RouteController {
 
     /// The replica families, on a shared database only.
     private func replicaMetrics() -> String {
-        guard replicated else { return "" }
+        guard catalog.isReplicated else { return "" }
         let c = replicaCounters
         return Self.family(
             "sheetd_replica_notifications_total", "counter", "Change notifications heard from other replicas.",

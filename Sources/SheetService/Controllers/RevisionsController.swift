@@ -12,9 +12,11 @@ struct RevisionsController: RouteController {
     static let maximumRevisionPage = 500
 
     let authorization: RequestAuthorization
+    /// A restore is one `CatalogKeeper.change`.
     let catalog: CatalogKeeper
-    let limits: CatalogLimits
-    let feed: ChangeFeed
+    /// The history is read here; only the keeper writes it.
+    let store: any CatalogStore
+    let databaseErrors: DatabaseErrors
 
     func register(on router: Router) {
         router.add(.GET, "/v1/catalog/revisions") { [self] in try listRevisions($0) }
@@ -39,8 +41,8 @@ struct RevisionsController: RouteController {
                 },
             ])
         // One more than asked: whether there is a next page.
-        let revisions = try catalog.databaseErrors.guarding { () throws(StoreError) in
-            try catalog.store.catalogRevisions(before: after, limit: limit + 1)
+        let revisions = try databaseErrors.guarding { () throws(StoreError) in
+            try store.catalogRevisions(before: after, limit: limit + 1)
         }
         let page = revisions.prefix(limit)
         let answer = RevisionPage(revisions: page.map(Self.summary), next: revisions.count > limit ? page.last?.number : nil)
@@ -54,8 +56,8 @@ struct RevisionsController: RouteController {
     func getRevision(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try authorization.requireAdmin(request, "only an admin token may read the catalog's history")
         let number = try Self.revisionNumber(request)
-        let store = catalog.store
-        let (revision, previous) = try catalog.databaseErrors.guarding { () throws(StoreError) -> (CatalogRevision?, CatalogRevision?) in
+        let store = self.store
+        let (revision, previous) = try databaseErrors.guarding { () throws(StoreError) -> (CatalogRevision?, CatalogRevision?) in
             guard let revision = try store.catalogRevision(number) else { return (nil, nil) }
             let before = try store.catalogRevisions(before: number, limit: 1).first
             return (revision, try before.flatMap { b throws(StoreError) in try store.catalogRevision(b.number) })
@@ -72,15 +74,11 @@ struct RevisionsController: RouteController {
         try authorization.requireAdmin(request, "only an admin token may change the catalog")
         let number = try Self.revisionNumber(request)
         let author = try authorization.revisionAuthor(request)
-        let store = catalog.store
-        _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
-        let (made, tag) = try catalog.writes.withLock { _ throws(Problem) -> (CatalogRevision?, String) in
-            try catalog.checkIfMatch(request)
-            guard let old = try catalog.databaseErrors.guarding({ () throws(StoreError) in try store.catalogRevision(number) }) else {
-                return (nil, "")
+        let made = try catalog.change(ifMatch: request.header("If-Match"), author: author) { _ throws(Problem) in
+            guard let old = try databaseErrors.guarding({ () throws(StoreError) in try store.catalogRevision(number) }) else {
+                throw Problems.notFound("no catalog revision \(number) is kept")
             }
-            // What the store would hand back must load, and fit today's limits.
-            let restored: Catalog
+            // What the store would hand back must load (and fit today's limits: the keeper checks).
             do {
                 var loaded = Catalog()
                 for sheet in old.sheets {
@@ -88,22 +86,14 @@ struct RevisionsController: RouteController {
                     loaded.upsert(try SheetDefinition.parse(object, pathId: sheet.id))
                 }
                 loaded.settings = old.settings
-                restored = loaded
+                return .restore(revision: number, catalog: loaded)
             } catch {
                 throw Problems.internalError("revision \(number) does not load: \(error)")
             }
-            if let violation = limits.violation(upserting: restored.sortedByID, into: Catalog()) { throw violation.problem }
-            let made = try catalog.databaseErrors.guarding { () throws(StoreError) in
-                try store.restoreCatalogRevision(number, record: catalog.writeRecord(by: author, sheets: restored.sortedByID))
-            }
-            guard let made else { return (nil, "") }
-            catalog.snapshot.withLock { $0 = restored }
-            return (made, catalog.currentTag)
         }
-        guard let made else { throw Problems.notFound("no catalog revision \(number) is kept") }
-        feed.catalogChanged()
+        guard let revision = made.revision else { throw Problems.notFound("no catalog revision \(number) is kept") }
         var response = HTTPResponse.json(
-            201, Self.summary(made).jsonBytes(), headers: [("ETag", tag), ("Location", "/v1/catalog/revisions/\(made.number)")])
+            201, Self.summary(revision).jsonBytes(), headers: [("ETag", made.tag), ("Location", "/v1/catalog/revisions/\(revision.number)")])
         response.actor = author.actor
         return response
     }

@@ -7,8 +7,8 @@ struct UsersController: RouteController {
     let authorization: RequestAuthorization
     let store: any SheetStore
     let databaseErrors: DatabaseErrors
-    let freshness: DecisionFreshness
-    let feed: ChangeFeed
+    /// Erases go through it (it bumps the user's epoch and tells the feed).
+    let writes: UserStateWrites
 
     func register(on router: Router) {
         router.addUserRoute(.GET, "/state") { [self] in try userState($0) }
@@ -25,11 +25,7 @@ struct UsersController: RouteController {
     /// `DELETE /v1/users/{userId}`: the user's state erased.
     func deleteUser(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         let userId = try authorization.authorizeUser(request)
-        defer {
-            freshness.userStateWritten(userId)
-            feed.userChanged(userId)
-        }
-        try databaseErrors.guarding { () throws(StoreError) in try store.deleteUser(userId: userId) }
+        try databaseErrors.guarding { () throws(StoreError) in try writes.erase(userId: userId) }
         return .empty(204)
     }
 }

@@ -8,13 +8,14 @@ import Glibc
 import Musl
 #endif
 
-/// A bounded store of decision answers (body and ETag). Whether an answer may be served is not
-/// decided here: every lookup asks `DecisionFreshness`, which owns the cache's exactness and states
-/// its invariants (epochs, store versions, the catalog, the listener's barrier).
+/// A bounded store of decision answers (body and ETag). Whether an answer may be served or stored is
+/// not decided here: every lookup asks `DecisionFreshness.isServable` and every insert
+/// `DecisionFreshness.isCurrent`; it owns the cache's exactness and states its invariants (epochs,
+/// store versions, the catalog, the listener's barrier).
 ///
-/// An entry remembers the catalog version and the context it was computed for, and its basis: the
-/// user's epoch loaded before the state was read and, on a shared database, the store version
-/// (`SharedVersions.user`) read in the same snapshot as the state.
+/// An entry remembers the catalog version and the context it was computed for, and its `ReadBasis`:
+/// the user's epoch loaded before the state was read (`DecisionFreshness.beginRead`) and, on a shared
+/// database, the store version (`SharedVersions.user`) read in the same snapshot as the state.
 ///
 /// Bound: a `GenerationalCache` of 64 shards of two generations of at most `generationCapacity`
 /// users (65 536 users in all by default, `SHEETD_DECISION_CACHE`), at most `contextsPerUser` client
@@ -51,10 +52,8 @@ final class DecisionCache: Sendable {
     /// A user's answers: the latest inline (the usual single context needs no array), older
     /// contexts after it, at most `contextsPerUser` in all.
     struct UserEntry: Sendable {
-        let epoch: Int
-        /// The shared database's version of the user's state this entry was computed from (nil: a
-        /// store only this process writes).
-        let storeVersion: Int64?
+        /// What every answer of the entry was computed from (its epoch and store version).
+        let basis: ReadBasis
         var latest: Item
         var older: [Item] = []
     }
@@ -104,28 +103,29 @@ final class DecisionCache: Sendable {
     /// Users held (both generations of every shard), for tests.
     var count: Int { users.count }
 
-    /// The cached answer for this context and catalog when it is current: its epoch is, it was
-    /// computed from the store version `storeVersion` (nil for a store only this process writes), and
-    /// its time boundary has not come (`now` is read only for an entry that has one).
-    func lookup(
-        userId: String, context: ClientContext, catalogVersion: Int, storeVersion: Int64? = nil, now: () -> Timestamp
-    ) -> Fresh? {
+    /// The cached answer for this context when `DecisionFreshness.isServable` says it may answer
+    /// `request` (`now` is read only for an answer with a time boundary).
+    func lookup(userId: String, context: ClientContext, request: ServingRequest, now: () -> Timestamp) -> Fresh? {
         guard enabled else { return nil }
         let hash = userId.hashValue
         let found = users.withValue(for: userId, hash: hash) { entry -> Fresh? in
-            guard freshness.isCurrent(epoch: entry.epoch, hash: hash), entry.storeVersion == storeVersion else { return nil }
-            func fresh(_ item: borrowing Item) -> Fresh? {
-                if let until = item.validUntil, now() >= until { return nil }
+            Self.withItem(of: entry, for: context) { item in
+                guard freshness.isServable(entry.basis, catalogVersion: item.catalogVersion, validUntil: item.validUntil, to: request, now: now)
+                else { return nil }
                 return Fresh(answer: item.answer, validUntil: item.validUntil)
             }
-            if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return fresh(entry.latest) }
-            for item in entry.older where item.catalogVersion == catalogVersion && item.context == context {
-                return fresh(item)
-            }
-            return nil
         }
         countLookup(hash: hash, hit: found != nil)
         return found
+    }
+
+    /// `body` over the entry's answer for `context` (one at most: an insert replaces the context's
+    /// answer), borrowed; nil when there is none.
+    @inline(__always)
+    private static func withItem<R>(of entry: borrowing UserEntry, for context: ClientContext, _ body: (borrowing Item) -> R?) -> R? {
+        if entry.latest.context == context { return body(entry.latest) }
+        for item in entry.older where item.context == context { return body(item) }
+        return nil
     }
 
     /// The answer for a freshly rendered decision `body`: the interned one with these exact bytes
@@ -184,30 +184,27 @@ final class DecisionCache: Sendable {
     }
 
     /// A cached answer on a shared database, taken when a request arrives and served once the
-    /// listener has heard every change committed before that (`isStillCurrent`).
+    /// listener has heard every change committed before that (`DecisionFreshness.confirm`).
     struct Candidate: Sendable {
         let fresh: Fresh
         let catalogVersion: Int
-        let epoch: Int
-        let hash: Int
+        let basis: ReadBasis
     }
 
-    /// The current answer for this context and catalog on a shared database (an entry with a store
-    /// version), without comparing that version: nil when there is none (counted as a miss).
+    /// The answer for this context on a shared database servable once a barrier proves it
+    /// (`ServingRequest.Proof.barrier`: an entry with a store version, that version not compared):
+    /// nil when there is none (counted as a miss).
     func candidate(userId: String, context: ClientContext, catalogVersion: Int, now: () -> Timestamp) -> Candidate? {
         guard enabled else { return nil }
         let hash = userId.hashValue
+        let request = ServingRequest(catalogVersion: catalogVersion, proof: .barrier)
         let found = users.withValue(for: userId, hash: hash) { entry -> Candidate? in
-            let epoch = entry.epoch
-            guard freshness.isCurrent(epoch: epoch, hash: hash), entry.storeVersion != nil else { return nil }
-            func candidate(_ item: borrowing Item) -> Candidate? {
-                if let until = item.validUntil, now() >= until { return nil }
+            Self.withItem(of: entry, for: context) { item in
+                guard freshness.isServable(entry.basis, catalogVersion: item.catalogVersion, validUntil: item.validUntil, to: request, now: now)
+                else { return nil }
                 return Candidate(
-                    fresh: Fresh(answer: item.answer, validUntil: item.validUntil), catalogVersion: catalogVersion, epoch: epoch, hash: hash)
+                    fresh: Fresh(answer: item.answer, validUntil: item.validUntil), catalogVersion: item.catalogVersion, basis: entry.basis)
             }
-            if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return candidate(entry.latest) }
-            for item in entry.older where item.catalogVersion == catalogVersion && item.context == context { return candidate(item) }
-            return nil
         }
         if found == nil { countLookup(hash: hash, hit: false) }
         return found
@@ -215,7 +212,7 @@ final class DecisionCache: Sendable {
 
     /// Counts the outcome of a candidate's proof (`DecisionFreshness.confirm`) as a hit or a miss.
     func countProof(_ candidate: Candidate, exact: Bool) {
-        countLookup(hash: candidate.hash, hit: exact)
+        countLookup(hash: candidate.basis.hash, hit: exact)
     }
 
     private func countLookup(hash: Int, hit: Bool) {
@@ -224,31 +221,29 @@ final class DecisionCache: Sendable {
 
     /// The store version of the cached answer for this context and catalog, when its epoch is current:
     /// the version a shared database is asked to compare before it sends the state (nil: no entry).
+    /// A hint only: what it names is served after `lookup` checked it against the version read.
     func storeVersion(userId: String, context: ClientContext, catalogVersion: Int) -> Int64? {
         guard enabled else { return nil }
-        let hash = userId.hashValue
-        return users.withValue(for: userId, hash: hash) { entry -> Int64? in
-            guard freshness.isCurrent(epoch: entry.epoch, hash: hash) else { return nil }
-            if entry.latest.catalogVersion == catalogVersion && entry.latest.context == context { return entry.storeVersion }
-            for item in entry.older where item.catalogVersion == catalogVersion && item.context == context { return entry.storeVersion }
-            return nil
+        return users.withValue(for: userId, hash: userId.hashValue) { entry -> Int64? in
+            guard freshness.isCurrent(entry.basis) else { return nil }
+            return Self.withItem(of: entry, for: context) { item in item.catalogVersion == catalogVersion ? entry.basis.storeVersion : nil }
         }
     }
 
-    /// Remembers `answer` (from `answer(userId:body:etag:)`), computed from a state read after
-    /// `epoch` was loaded (at store version `storeVersion` on a shared database).
-    /// `validUntil`: the decision's next time boundary, past which the entry is not served.
+    /// Remembers `answer` (from `answer(userId:body:etag:)`) for `userId`, computed from a state read
+    /// on `basis` (`DecisionFreshness.beginRead`, before the read) with the catalog at `catalogVersion`.
+    /// Refused when the basis is stale (a write of the user ended since it was taken) or another
+    /// user's. `validUntil`: the decision's next time boundary, past which the entry is not served.
     func insert(
-        userId: String, context: ClientContext, catalogVersion: Int, epoch: Int, storeVersion: Int64? = nil, answer: Answer,
-        validUntil: Timestamp? = nil
+        userId: String, basis: ReadBasis, context: ClientContext, catalogVersion: Int, answer: Answer, validUntil: Timestamp? = nil
     ) {
         let hash = userId.hashValue
-        guard enabled, freshness.isCurrent(epoch: epoch, hash: hash) else { return }  // off, or already stale
+        guard enabled, basis.hash == hash, freshness.isCurrent(basis) else { return }  // off, another user's, or already stale
         let item = Item(catalogVersion: catalogVersion, context: context, answer: answer, validUntil: validUntil)
         let perUser = contextsPerUser
         users.update(userId, hash: hash) { old in
-            guard var entry = old, entry.epoch == epoch, entry.storeVersion == storeVersion else {
-                return UserEntry(epoch: epoch, storeVersion: storeVersion, latest: item)
+            guard var entry = old, entry.basis.epoch == basis.epoch, entry.basis.storeVersion == basis.storeVersion else {
+                return UserEntry(basis: basis, latest: item)
             }
             var items = [entry.latest] + entry.older
             items.removeAll { $0.context == context }

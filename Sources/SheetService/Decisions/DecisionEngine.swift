@@ -5,47 +5,75 @@ import SheetPolicy
 import SheetStore
 import SheetWire
 
-/// Exact decision answers: computed by the policy over the stored state and the catalog at the
-/// service's clock, cached per user (`DecisionCache`), proven current by the service's
-/// `DecisionSource`. What the decision route, long-polls and streams share.
+/// Exact decision answers for the decision route, long-polls and streams: what they share. The
+/// answers come from the service's `DecisionSource` (chosen at start), which works with a
+/// `DecisionContext` it was given; the engine only forwards to it and shapes answers for the request.
 final class DecisionEngine: Sendable {
-    /// Decision answers per user; when one may be served is `decisions.freshness`'s (`DecisionFreshness`).
-    let decisions: DecisionCache
-    let catalog: CatalogKeeper
-    /// `catalog.snapshot`, held here: the cached decision reads its version on every request.
-    let snapshot: CatalogSnapshot
-    /// Where the decision route gets exact answers, chosen at start (`LocalDecisions`, or
-    /// `ReplicatedDecisions` on a shared database).
+    /// What every decision source works with (the cache, the catalog, the policy at the clock).
+    let context: DecisionContext
+    /// Where exact answers come from (`LocalDecisions`, or `ReplicatedDecisions` on a shared database).
     let source: any DecisionSource
-    /// The service's clock (the policy has none); tests pass a fixed or stepped one.
-    let clock: @Sendable () -> Timestamp
-    private let store: any UserStateStore
-    /// Exposures submitted off the decision's path.
-    private let experimentRecorder: ExperimentRecorder
-    let databaseErrors: DatabaseErrors
-    let replicaCounters: ReplicaCounters
-    /// The minimal answers (`Prefer: return=minimal`) of the full ones asked for that way.
-    private let minimalAnswers = GenerationalCache<Int, MinimalAnswer>(generationCapacity: 64, shardCount: 16)
 
-    init(
-        decisions: DecisionCache, catalog: CatalogKeeper, source: any DecisionSource, clock: @escaping @Sendable () -> Timestamp,
-        store: any UserStateStore, experimentRecorder: ExperimentRecorder, databaseErrors: DatabaseErrors, replicaCounters: ReplicaCounters
-    ) {
-        self.decisions = decisions
-        self.catalog = catalog
-        self.snapshot = catalog.snapshot
+    init(context: DecisionContext, source: any DecisionSource) {
+        self.context = context
         self.source = source
-        self.clock = clock
-        self.store = store
-        self.experimentRecorder = experimentRecorder
-        self.databaseErrors = databaseErrors
-        self.replicaCounters = replicaCounters
+    }
+
+    /// Decision answers per user; when one may be served is `decisions.freshness`'s (`DecisionFreshness`).
+    var decisions: DecisionCache { context.cache }
+    /// The service's clock (the policy has none); tests pass a fixed or stepped one.
+    var clock: @Sendable () -> Timestamp { context.clock }
+
+    /// The answer to a decision GET without `Prefer: wait` (see `DecisionSource.respond`).
+    func respond(userId: String, clientContext: ClientContext, condition: String?, form: DecisionForm) throws(Problem) -> HTTPResponse {
+        try source.respond(userId: userId, context: clientContext, condition: condition, form: form)
     }
 
     /// The decision for this user and context, exact (see `DecisionSource.currentAnswer`).
     func currentAnswer(userId: String, context: ClientContext) throws(Problem) -> DecisionCache.Fresh {
-        try source.currentAnswer(userId: userId, context: context, in: self)
+        try source.currentAnswer(userId: userId, context: context)
     }
+
+    /// `full` in the form the request asked for (`DecisionContext.answer(_:as:)`).
+    func answer(_ full: DecisionCache.Answer, as form: DecisionForm) -> DecisionCache.Answer { context.answer(full, as: form) }
+}
+
+/// What a decision source is handed at start (a value, so that a source never calls back into the
+/// engine that holds it): the cache and its freshness rules, the catalog, and the policy over a state
+/// at the service's clock, with the answers it computes interned, cached and shaped.
+struct DecisionContext: Sendable {
+    /// Decision answers per user; when one may be served is `freshness`'s.
+    let cache: DecisionCache
+    /// The catalog snapshot, held directly: the cached decision reads its version on every request.
+    let snapshot: CatalogSnapshot
+    /// The catalog's keeper: on a shared database, reloads when a round trip saw another version.
+    let catalog: CatalogKeeper
+    /// The service's clock (the policy has none); tests pass a fixed or stepped one.
+    let clock: @Sendable () -> Timestamp
+    let databaseErrors: DatabaseErrors
+    let replicaCounters: ReplicaCounters
+    /// Exposures submitted off the decision's path, through the user writes.
+    private let experimentRecorder: ExperimentRecorder
+    private let writes: UserStateWrites
+    /// The minimal answers (`Prefer: return=minimal`) of the full ones asked for that way.
+    private let minimalAnswers = GenerationalCache<Int, MinimalAnswer>(generationCapacity: 64, shardCount: 16)
+
+    init(
+        cache: DecisionCache, snapshot: CatalogSnapshot, catalog: CatalogKeeper, clock: @escaping @Sendable () -> Timestamp,
+        databaseErrors: DatabaseErrors, replicaCounters: ReplicaCounters, experimentRecorder: ExperimentRecorder, writes: UserStateWrites
+    ) {
+        self.cache = cache
+        self.snapshot = snapshot
+        self.catalog = catalog
+        self.clock = clock
+        self.databaseErrors = databaseErrors
+        self.replicaCounters = replicaCounters
+        self.experimentRecorder = experimentRecorder
+        self.writes = writes
+    }
+
+    /// The rules of serving and storing cached answers.
+    var freshness: DecisionFreshness { cache.freshness }
 
     /// The decision's JSON for this catalog, state and context at the service's clock, with its next
     /// time boundary (both store paths compute it here).
@@ -58,19 +86,19 @@ final class DecisionEngine: Sendable {
         }
         let assigner = ExperimentAssigner(userId: userId, hashPrefix: { SHA256.bigEndianPrefix(of: $0) })
         let decision = SheetPolicy.decide(catalog: catalog, state: state, context: context, now: now, experiments: assigner)
-        if !decision.exposures.isEmpty { experimentRecorder.expose(userId: userId, decision.exposures, at: now, store: store) }
+        if !decision.exposures.isEmpty { experimentRecorder.expose(userId: userId, decision.exposures, at: now, writes: writes) }
         return (decision.jsonBytes(), decision.validUntil)
     }
 
-    /// Interns and caches a computed decision (until its time boundary) and returns it.
-    func remember(
-        userId: String, context: ClientContext, catalogVersion: Int, epoch: Int, storeVersion: Int64?,
-        decision: (body: [UInt8], validUntil: Timestamp?)
+    /// Decides over `state` (read on `basis`, with the catalog at `catalogVersion`), interns and caches
+    /// the answer (until its time boundary) and returns it.
+    func decideAndRemember(
+        userId: String, basis: ReadBasis, context: ClientContext, catalog: Catalog, catalogVersion: Int, state: UserState
     ) -> DecisionCache.Fresh {
-        let answer = decisions.answer(userId: userId, body: decision.body, etag: Self.entityTag)
-        decisions.insert(
-            userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: storeVersion,
-            answer: answer, validUntil: decision.validUntil)
+        let decision = decide(userId: userId, catalog: catalog, state: state, context: context)
+        let answer = cache.answer(userId: userId, body: decision.body, etag: Self.entityTag)
+        cache.insert(
+            userId: userId, basis: basis, context: context, catalogVersion: catalogVersion, answer: answer, validUntil: decision.validUntil)
         return DecisionCache.Fresh(answer: answer, validUntil: decision.validUntil)
     }
 

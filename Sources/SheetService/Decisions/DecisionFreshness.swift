@@ -26,10 +26,11 @@ import Synchronization
 ///    the flush count in the high bits. Nothing ever lowers either, so an epoch, once stale, stays stale.
 /// 2. **Every write bumps before it answers.** A write of a user's state through this process (an
 ///    event, an erase) bumps the user's epoch after its transaction ended, committed or not, and
-///    before its response is sent (`userStateWritten`). A write by another replica bumps it when its
-///    notification is handled (`heard(.users)`).
+///    before its response is sent (`UserStateWrites`, the only caller of the bump). A write by another
+///    replica bumps it when its notification is handled (`heard(.users)`).
 /// 3. **A basis is taken before the read.** The epoch is loaded before the state is read
-///    (`epoch(of:)`), and an answer whose epoch is no longer current is neither stored nor served.
+///    (`beginRead`, whose `ReadBasis` the cache's insert requires), and an answer whose epoch is no
+///    longer current is neither stored nor served.
 ///    So if a read missed a commit, that commit's bump came after the epoch was loaded, and the
 ///    answer is stale from the bump on, which precedes the write's acknowledgement.
 /// 4. **Catalog and settings.** They travel in one `CatalogSnapshot`, whose version moves under its
@@ -39,8 +40,8 @@ import Synchronization
 ///    `needsCatalogReload(seen:)` compares it with a version read after the request arrived, and
 ///    any difference reloads. A catalog notification or a listener event sets the mark unknown
 ///    (`unknownCatalog`), which forces a reload and refuses barrier proofs until one succeeded.
-/// 5. **Serving.** A cached answer for (user, context, catalog version) is served when its epoch is
-///    current, its time boundary has not come, and, by the decision source:
+/// 5. **Serving** (`isServable`). A cached answer for (user, context, catalog version) is served when
+///    its epoch is current, its time boundary has not come, and, by the decision source:
 ///    - *local* (a store only this process writes): nothing more (1 to 3 suffice);
 ///    - *replicated, version-checked*: its store version equals the user's version read for this
 ///      request, in a statement started after the request arrived;
@@ -62,6 +63,7 @@ import Synchronization
 /// `Tests/ReplicaTests/DecisionFreshnessModelTests.swift` checks it against a reference model.
 ///
 /// Cost: the local hot path is two atomic loads (`isCurrent`), no lock and no allocation.
+/// Serving rules live here only: the cache, the decision sources and the write routes call these methods.
 final class DecisionFreshness: Sendable {
     static let slotCount = 1 << 18
     /// The catalog mark's value when unknown (reload before trusting the catalog).
@@ -91,23 +93,49 @@ final class DecisionFreshness: Sendable {
     /// The user's epoch slot: the low bits of the hash (the cache's shard uses bits 16 and up).
     @inline(__always) private func slot(_ hash: Int) -> Int { hash & (Self.slotCount - 1) }
 
-    /// The user's epoch; load it *before* reading the user's state (3).
-    func epoch(of userId: String) -> Int { epoch(hash: userId.hashValue) }
-
     /// The slot's counter plus the flush count in the high bits: both only grow, so the sum moves
     /// whenever either does (1).
-    @inline(__always) func epoch(hash: Int) -> Int {
+    @inline(__always) private func epoch(hash: Int) -> Int {
         epochs.load(slot(hash), ordering: .synchronizing) &+ flushes.load(ordering: .sequentiallyConsistent) &<< 40
     }
 
-    /// Whether an answer taken at `epoch` may still be served (and stored) for the user of `hash`.
-    @inline(__always) func isCurrent(epoch: Int, hash: Int) -> Bool { epoch == self.epoch(hash: hash) }
+    /// The basis of an answer about to be computed: call *before* reading the user's state (3). The
+    /// only way to make a `ReadBasis`, which is all `DecisionCache.insert` takes.
+    func beginRead(_ userId: String) -> ReadBasis {
+        let hash = userId.hashValue
+        return ReadBasis(hash: hash, epoch: epoch(hash: hash))
+    }
+
+    /// Whether no write of the user ended since `basis` was taken: an answer on it may still be
+    /// stored, and served (1 to 3).
+    @inline(__always) func isCurrent(_ basis: ReadBasis) -> Bool { basis.epoch == epoch(hash: basis.hash) }
+
+    // MARK: Serving (5)
+
+    /// Whether a cached answer may be served: `basis` is the one it was computed on, `catalogVersion`
+    /// and `validUntil` the catalog version it was decided with and its time boundary; `request` is
+    /// what the request serves (its catalog version) and how its source proves the store version.
+    /// `now` is read only for an answer with a time boundary. The one serving check: the cache's
+    /// lookups and the barrier's proof both ask it.
+    @inline(__always)
+    func isServable(
+        _ basis: ReadBasis, catalogVersion: Int, validUntil: Timestamp?, to request: ServingRequest, now: () -> Timestamp
+    ) -> Bool {
+        guard isCurrent(basis), catalogVersion == request.catalogVersion else { return false }
+        switch request.proof {
+        case .local: guard basis.storeVersion == nil else { return false }
+        case .versionRead(let version): guard basis.storeVersion == version else { return false }
+        case .barrier: guard basis.storeVersion != nil else { return false }
+        }
+        if let until = validUntil, now() >= until { return false }
+        return true
+    }
 
     // MARK: What happened
 
-    /// A write of the user's state through this process ended (committed or failed): call before
-    /// answering it (2).
-    func userStateWritten(_ userId: String) {
+    /// A write of the user's state through this process ended (committed or failed), before its
+    /// answer (2). Only `UserStateWrites` calls it (hence `fileprivate`): no route bumps by hand.
+    fileprivate func userStateWritten(_ userId: String) {
         epochs.add(1, at: slot(userId.hashValue), ordering: .synchronizing)
     }
 
@@ -146,18 +174,111 @@ final class DecisionFreshness: Sendable {
         }
     }
 
-    /// After a barrier that heard everything: the candidate's epoch, catalog and time still hold.
+    /// After a barrier that heard everything: the catalog mark is known and the candidate is still
+    /// servable at the snapshot's version now (its epoch, catalog version and time boundary).
     private func isStillExact(_ candidate: DecisionCache.Candidate, now: () -> Timestamp) -> Bool {
-        guard catalogMark.load(ordering: .acquiring) != Self.unknownCatalogMark,
-            catalog.currentVersion == candidate.catalogVersion,
-            isCurrent(epoch: candidate.epoch, hash: candidate.hash)
-        else { return false }
-        if let until = candidate.fresh.validUntil, now() >= until { return false }
-        return true
+        guard catalogMark.load(ordering: .acquiring) != Self.unknownCatalogMark else { return false }
+        return isServable(
+            candidate.basis, catalogVersion: candidate.catalogVersion, validUntil: candidate.fresh.validUntil,
+            to: ServingRequest(catalogVersion: catalog.currentVersion, proof: .barrier), now: now)
     }
 
     /// Round trips on the listening session so far (for /metrics).
     var barrierRoundTrips: Int { barrier?.roundTrips ?? 0 }
+}
+
+/// What a decision answer is computed from, taken by `DecisionFreshness.beginRead` before the user's
+/// state is read: the user (by its id's hash), its epoch then (3) and, once read on a shared
+/// database, the store version of the state (`read(atStoreVersion:)`). Only `beginRead` makes one (its initializer is private to
+/// this file), and `DecisionCache.insert` takes nothing else: an answer cannot be cached on an epoch
+/// loaded after the read, and one whose epoch moved meanwhile is refused.
+struct ReadBasis: Sendable {
+    /// The user id's `hashValue`: the epoch slot (and the cache's shard). No copy of the id: the cache
+    /// keeps a basis in every entry, and its hot path reads it without a retain.
+    let hash: Int
+    let epoch: Int
+    /// The shared database's version of the state read (nil: a store only this process writes).
+    private(set) var storeVersion: Int64?
+
+    fileprivate init(hash: Int, epoch: Int) {
+        self.hash = hash
+        self.epoch = epoch
+    }
+
+    /// This basis, the state having been read at `version` of a shared database (in the same snapshot).
+    func read(atStoreVersion version: Int64) -> ReadBasis {
+        var read = self
+        read.storeVersion = version
+        return read
+    }
+}
+
+/// What a request checks a cached answer against (`DecisionFreshness.isServable`): the catalog
+/// version it serves, and how its decision source proves the store version (invariant 5).
+struct ServingRequest: Sendable {
+    enum Proof: Sendable {
+        /// A store only this process writes: epochs suffice (the answer has no store version).
+        case local
+        /// Replicated, version-checked: the answer's store version is this one, read for this request
+        /// in a statement started after it arrived.
+        case versionRead(Int64)
+        /// Replicated, barrier-proven: an answer with a store version, served only once the
+        /// listener's barrier proved it (`DecisionFreshness.confirm`).
+        case barrier
+    }
+
+    let catalogVersion: Int
+    let proof: Proof
+}
+
+/// Every write of a user's state through this process: the one place that bumps the user's epoch
+/// (`DecisionFreshness` invariant 2, after the write ended, committed or not, and before its answer)
+/// and wakes the user's streams and long-polls. Here, beside `DecisionFreshness`, because the bump is
+/// private to this file.
+final class UserStateWrites: Sendable {
+    private let store: any UserStateStore
+    private let freshness: DecisionFreshness
+    private let feed: ChangeFeed
+
+    init(store: any UserStateStore, freshness: DecisionFreshness, feed: ChangeFeed) {
+        self.store = store
+        self.freshness = freshness
+        self.feed = feed
+    }
+
+    /// One event's transaction (`UserStateStore.submit`). `completion` runs after the user's epoch was
+    /// bumped and, for an event committed now (not a replay), the feed told.
+    func submit(
+        userId: String, eventId: String?, _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8],
+        completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
+    ) {
+        store.submit(userId: userId, eventId: eventId, body) { [freshness, feed] result in
+            // After the commit (or the failure), before the answer: cached decisions of this user are stale.
+            freshness.userStateWritten(userId)
+            if case .success(let event) = result, !event.replayed { feed.userChanged(userId) }
+            completion(result)
+        }
+    }
+
+    /// Erases the user's state (`UserStateStore.deleteUser`); the epoch is bumped and the feed told
+    /// whether it succeeded or not (an erase may have removed part of the state).
+    func erase(userId: String) throws(StoreError) {
+        defer {
+            freshness.userStateWritten(userId)
+            feed.userChanged(userId)
+        }
+        try store.deleteUser(userId: userId)
+    }
+
+    /// A write no decision reads (experiment exposures: `SheetPolicy.decide` assigns arms by hash,
+    /// never from the stored exposure): no epoch bump, no wake-up, so a decision that exposes a user
+    /// does not invalidate its own answer.
+    func submitUnreadByDecisions(
+        userId: String, _ body: @escaping @Sendable (inout UserState, inout [SheetActivity]) throws -> [UInt8],
+        completion: @escaping @Sendable (Result<EventResult, any Error>) -> Void
+    ) {
+        store.submit(userId: userId, eventId: nil, body, completion: completion)
+    }
 }
 
 /// Group commit for barriers: a request queues; one round trip (`ReplicaCoordination.syncChanges`:

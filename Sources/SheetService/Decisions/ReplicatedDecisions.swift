@@ -15,84 +15,82 @@ import Synchronization
 /// only when the cached answer's version is not current (`ReplicaCoordination.userState(userId:unlessUserVersion:)`).
 final class ReplicatedDecisions: DecisionSource {
     private let coordination: any ReplicaCoordination
+    private let decisions: DecisionContext
     /// One round trip reads the states of every waiting decision not answered from the cache.
     let versionBatcher: VersionBatcher
     /// Where decisions are computed from the states the batched read brought: one thread per core
     /// (at least two).
     private let decisionThreads = WorkerThreads(count: max(2, WorkerThreads.onlineCores))
 
-    init(coordination: any ReplicaCoordination) {
+    init(coordination: any ReplicaCoordination, context: DecisionContext) {
         self.coordination = coordination
+        self.decisions = context
         self.versionBatcher = VersionBatcher(coordination: coordination)
     }
 
-    func respond(
-        userId: String, context: ClientContext, condition: String?, form: DecisionForm, in engine: DecisionEngine
-    ) throws(Problem) -> HTTPResponse {
-        let decisions = engine.decisions
+    func respond(userId: String, context: ClientContext, condition: String?, form: DecisionForm) throws(Problem) -> HTTPResponse {
+        let decisions = self.decisions
         guard
-            let candidate = decisions.candidate(
-                userId: userId, context: context, catalogVersion: engine.snapshot.currentVersion, now: engine.clock)
+            let candidate = decisions.cache.candidate(
+                userId: userId, context: context, catalogVersion: decisions.snapshot.currentVersion, now: decisions.clock)
         else {
-            let epoch = decisions.freshness.epoch(of: userId)  // before the state is read
+            let basis = decisions.freshness.beginRead(userId)
             return .deferred { [self] promise in
-                versionChecked(userId: userId, context: context, condition: condition, form: form, epoch: epoch, engine: engine, promise: promise)
+                versionChecked(userId: userId, context: context, condition: condition, form: form, basis: basis, promise: promise)
             }
         }
         return .deferred { [self] promise in
-            decisions.freshness.confirm(candidate, now: engine.clock) { [self] exact in
-                decisions.countProof(candidate, exact: exact)
+            decisions.freshness.confirm(candidate, now: decisions.clock) { [self] exact in
+                decisions.cache.countProof(candidate, exact: exact)
                 if exact {
-                    engine.replicaCounters.barrierHits.add(1, ordering: .relaxed)
+                    decisions.replicaCounters.barrierHits.add(1, ordering: .relaxed)
                     return promise.succeed(
-                        DecisionResponse.answering(engine.answer(candidate.fresh.answer, as: form), form: form, condition: condition))
+                        DecisionResponse.answering(decisions.answer(candidate.fresh.answer, as: form), form: form, condition: condition))
                 }
-                let epoch = decisions.freshness.epoch(of: userId)  // before the state is read
-                versionChecked(userId: userId, context: context, condition: condition, form: form, epoch: epoch, engine: engine, promise: promise)
+                let basis = decisions.freshness.beginRead(userId)
+                versionChecked(userId: userId, context: context, condition: condition, form: form, basis: basis, promise: promise)
             }
         }
     }
 
     /// The decision computed, on a decision thread, from the state read in one batched round trip
-    /// (the versions and the state of every request waiting, one statement).
+    /// (the versions and the state of every request waiting, one statement) on `basis`.
     private func versionChecked(
-        userId: String, context: ClientContext, condition: String?, form: DecisionForm, epoch: Int, engine: DecisionEngine,
-        promise: ResponsePromise
+        userId: String, context: ClientContext, condition: String?, form: DecisionForm, basis: ReadBasis, promise: ResponsePromise
     ) {
+        let decisions = self.decisions
         versionBatcher.read(userId) { [decisionThreads] result in
             switch result {
             case .success(let read):
                 decisionThreads.run {
                     promise.complete { () throws(Problem) in
-                        try engine.catalog.refresh(seen: read.versions.catalog)
-                        let (catalog, catalogVersion) = engine.snapshot.currentWithVersion
-                        let fresh = engine.remember(
-                            userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: read.versions.user,
-                            decision: engine.decide(userId: userId, catalog: catalog, state: read.state, context: context))
-                        return DecisionResponse.answering(engine.answer(fresh.answer, as: form), form: form, condition: condition)
+                        try decisions.catalog.refresh(seen: read.versions.catalog)
+                        let (catalog, catalogVersion) = decisions.snapshot.currentWithVersion
+                        let fresh = decisions.decideAndRemember(
+                            userId: userId, basis: basis.read(atStoreVersion: read.versions.user), context: context, catalog: catalog,
+                            catalogVersion: catalogVersion, state: read.state)
+                        return DecisionResponse.answering(decisions.answer(fresh.answer, as: form), form: form, condition: condition)
                     }
                 }
             case .failure(let error):
-                engine.databaseErrors.record()
+                decisions.databaseErrors.record()
                 promise.fail(Problems.storage(error))
             }
         }
     }
 
     /// One round trip, the state only on a cache miss.
-    func currentAnswer(userId: String, context: ClientContext, in engine: DecisionEngine) throws(Problem) -> DecisionCache.Fresh {
-        let decisions = engine.decisions
-        var known = decisions.storeVersion(userId: userId, context: context, catalogVersion: engine.snapshot.currentVersion)
+    func currentAnswer(userId: String, context: ClientContext) throws(Problem) -> DecisionCache.Fresh {
+        var known = decisions.cache.storeVersion(userId: userId, context: context, catalogVersion: decisions.snapshot.currentVersion)
         while true {
-            let epoch = decisions.freshness.epoch(of: userId)  // before the state is read
-            let (versions, state) = try engine.databaseErrors.guarding { () throws(StoreError) in
+            let basis = decisions.freshness.beginRead(userId)
+            let (versions, state) = try decisions.databaseErrors.guarding { () throws(StoreError) in
                 try coordination.userState(userId: userId, unlessUserVersion: known)
             }
-            try engine.catalog.refresh(seen: versions.catalog)
-            let (catalog, catalogVersion) = engine.snapshot.currentWithVersion
-            if let cached = decisions.lookup(
-                userId: userId, context: context, catalogVersion: catalogVersion, storeVersion: versions.user, now: engine.clock)
-            {
+            try decisions.catalog.refresh(seen: versions.catalog)
+            let (catalog, catalogVersion) = decisions.snapshot.currentWithVersion
+            let request = ServingRequest(catalogVersion: catalogVersion, proof: .versionRead(versions.user))
+            if let cached = decisions.cache.lookup(userId: userId, context: context, request: request, now: decisions.clock) {
                 return cached
             }
             // The entry named by `known` went meanwhile (or the catalog was reloaded): read the state.
@@ -100,9 +98,9 @@ final class ReplicatedDecisions: DecisionSource {
                 known = nil
                 continue
             }
-            return engine.remember(
-                userId: userId, context: context, catalogVersion: catalogVersion, epoch: epoch, storeVersion: versions.user,
-                decision: engine.decide(userId: userId, catalog: catalog, state: state, context: context))
+            return decisions.decideAndRemember(
+                userId: userId, basis: basis.read(atStoreVersion: versions.user), context: context, catalog: catalog,
+                catalogVersion: catalogVersion, state: state)
         }
     }
 }

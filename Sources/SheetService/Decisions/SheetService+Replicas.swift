@@ -8,8 +8,8 @@ import Synchronization
 /// Which cached decision may be served, and why no answer older than an acknowledged write is, is
 /// `DecisionFreshness`'s (its invariants); how the route proves it is `ReplicatedDecisions`'s. Here:
 /// - The catalog: every catalog read compares the database's catalog version (the decision's round
-///   trip carries it; other routes read it with `CatalogKeeper.current`), and reloads on a change
-///   (`CatalogKeeper.refresh(seen:)`).
+///   trip carries it, `CatalogKeeper.refresh(seen:)`; other routes call `CatalogKeeper.refresh()`
+///   first), and reloads on a change.
 /// - Pushes: the listener's notifications (LISTEN/NOTIFY) wake this replica's streams and long-polls
 ///   for writes committed on other replicas, after `DecisionFreshness.heard` dropped what they made stale.
 /// - A lost listener: every cached answer is dropped, the catalog marked for reload, and every stream
@@ -25,13 +25,13 @@ extension SheetService {
             for userId in userIds { feed.userChanged(userId) }
         case .catalog:
             replicaCounters.notifications.add(1, ordering: .relaxed)
-            try? catalogKeeper.refreshIfChanged()
+            catalogKeeper.refresh()
             feed.catalogChanged()
         case .listenerReset(let connected):
             replicaCounters.listenerConnected.store(connected, ordering: .relaxed)
             if !connected { replicaCounters.listenerLosses.add(1, ordering: .relaxed) }
             // Notifications may have been missed: nothing cached is trusted, everyone looks again.
-            if connected { try? catalogKeeper.refreshIfChanged() }
+            if connected { catalogKeeper.refresh() }
             feed.catalogChanged()
             Log.write(connected ? .info : .warn, connected ? "listening for other replicas' changes" : "lost the listener connection; caches flushed")
         }

@@ -20,15 +20,16 @@ final class ExperimentRecorder: Sendable {
     private let counts = Mutex<[String: Counts]>([:])
 
     /// Queues the exposures of one decision made at `now` (those not submitted by this process yet).
-    func expose(userId: String, _ exposures: [ExperimentExposure], at now: Timestamp, store: any UserStateStore) {
+    /// A write no decision reads: through `UserStateWrites.submitUnreadByDecisions` (no epoch bump).
+    func expose(userId: String, _ exposures: [ExperimentExposure], at now: Timestamp, writes: UserStateWrites) {
         let fresh = submitted.withLock { seen in
             if seen.count >= Self.rememberedPairs { seen.removeAll(keepingCapacity: true) }
             return exposures.filter { seen.insert($0.experimentId + "\u{0}" + userId).inserted }
         }
         guard !fresh.isEmpty else { return }
         let emitted = ActivityBox()
-        store.submit(
-            userId: userId, eventId: nil,
+        writes.submitUnreadByDecisions(
+            userId: userId,
             { (state: inout UserState, activity: inout [SheetActivity]) in
                 for exposure in fresh where state.experiments.exposures[exposure.experimentId] == nil {
                     state.experiments.exposures[exposure.experimentId] = ExperimentState.Exposure(arm: exposure.arm, at: now)

@@ -12,7 +12,7 @@ protocol DecisionWatcher: AnyObject, Sendable {
 
 /// The one component that turns "this user's state changed" and "the catalog changed" into wake-ups of
 /// the watchers of the affected decisions (streams and long-polls). The decision cache is kept exact by
-/// the write path itself (`DecisionFreshness.userStateWritten`), before the feed is told.
+/// the write path itself (`UserStateWrites` bumps the user's epoch), before the feed is told.
 ///
 /// Writes of this process reach it from the store's writer thread after their commit, catalog changes
 /// from the admin routes. On a shared database (PostgreSQL) the writes and catalog changes of the other

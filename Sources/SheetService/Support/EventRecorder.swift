@@ -8,13 +8,12 @@ import Synchronization
 /// limited per user per minute and in what a user may store, and, once committed, the caches,
 /// streams and counters told.
 final class EventRecorder: Sendable {
-    private let store: any SheetStore
+    /// Every event's transaction goes through it (it bumps the user's epoch and tells the feed).
+    private let writes: UserStateWrites
     /// How much one user may store; events beyond are refused with 409.
     private let stateLimits: UserStateLimits
     /// How many events one user may report per minute; more are refused with 429.
     private let eventRate: EventRateLimiter
-    private let freshness: DecisionFreshness
-    private let feed: ChangeFeed
     private let sheetCounters: SheetCounters
     private let experimentRecorder: ExperimentRecorder
     private let databaseErrors: DatabaseErrors
@@ -24,15 +23,13 @@ final class EventRecorder: Sendable {
     let occurredAtWindow: OccurredAtWindow
 
     init(
-        store: any SheetStore, stateLimits: UserStateLimits, eventRate: EventRateLimiter, freshness: DecisionFreshness, feed: ChangeFeed,
-        sheetCounters: SheetCounters, experimentRecorder: ExperimentRecorder, databaseErrors: DatabaseErrors,
+        writes: UserStateWrites, stateLimits: UserStateLimits, eventRate: EventRateLimiter, sheetCounters: SheetCounters,
+        experimentRecorder: ExperimentRecorder, databaseErrors: DatabaseErrors,
         occurredAtWindow: OccurredAtWindow, clock: @escaping @Sendable () -> Timestamp
     ) {
-        self.store = store
+        self.writes = writes
         self.stateLimits = stateLimits
         self.eventRate = eventRate
-        self.freshness = freshness
-        self.feed = feed
         self.sheetCounters = sheetCounters
         self.experimentRecorder = experimentRecorder
         self.databaseErrors = databaseErrors
@@ -94,11 +91,9 @@ final class EventRecorder: Sendable {
             return outcome
         }
         return .deferred { [self] promise in
-            store.submit(userId: userId, eventId: storedEventId, stateLimits.enforcing(withActivity)) { [self] result in
-                // After the commit (or the failure), before the answer: cached decisions of this user are stale.
-                freshness.userStateWritten(userId)
+            // Past the commit (or the failure) the user's epoch is bumped and the feed told, before this runs.
+            writes.submit(userId: userId, eventId: storedEventId, stateLimits.enforcing(withActivity)) { [self] result in
                 if case .success(let event) = result, !event.replayed {
-                    feed.userChanged(userId)
                     let records = emitted.records.withLock { $0 }
                     sheetCounters.add(records)
                     experimentRecorder.add(records)
