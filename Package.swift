@@ -2,12 +2,15 @@
 import PackageDescription
 
 // Layers, one-way: sheetd (the command line: configuration, signals, start-up and drain, development secrets,
-// migrate/token/backup/restore/catalog check) → {SheetService, SheetWire, MicroHTTP, SheetStore, PostgresStore, SheetPolicy, JSONKit, Crypto,
+// migrate/token/backup/restore/catalog check) → {SheetService, SheetWire, MicroHTTP, SheetStore, SQLiteStore, PostgresStore, SheetPolicy, JSONKit, Crypto,
 // CJemalloc (the executable's allocator)};
 // SheetService (the service: routes over a store and the policy) → {MicroHTTP, SheetStore,
 // SheetWire, SheetPolicy, Crypto, CurlKit, JSONKit, Concurrency};
 // SheetWire (the API's wire format: request bodies decoded into typed values, every answer encoded) → {SheetPolicy, JSONKit};
-// SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite;
+// SheetStore (the store contract, the group-commit engine, the state codec, the rollups, and the SQL
+// written once over `SQLSession`) → {SheetPolicy, Crypto, Concurrency};
+// SQLiteStore (the embedded backend: its writer, readers, checkpoints, backups) → {SQLiteKit, SheetStore, SheetPolicy, Crypto,
+// Concurrency}; SQLiteKit → CSQLite;
 // MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses, gzip) → {CMicroHTTPD, CZlib, Concurrency, JSONKit, Observability};
 // Observability (the JSON-lines logger, the Prometheus text format, the monotonic clock) → JSONKit; Crypto → CCrypto; CurlKit (HTTPS GETs off the request path) → CCurl. SheetdClient (the typed Swift client for apps) → Foundation only: no server module
 // depends on it and it depends on none of them. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
@@ -52,7 +55,14 @@ let package = Package(
         .target(name: "SheetWire", dependencies: ["SheetPolicy", "JSONKit"]),
         .target(
             name: "SheetStore",
-            dependencies: ["SQLiteKit", "SheetPolicy", "Crypto", "Concurrency"],
+            dependencies: ["SheetPolicy", "Crypto", "Concurrency"],
+            exclude: ["SQLiteSheetStore+Revisions.swift"]
+        ),
+        // Until the shared catalog revisions land (issue 42 item 8), SQLite's revisions are compiled
+        // from where they are (Sources/SheetStore) into this module, through a link.
+        .target(
+            name: "SQLiteStore",
+            dependencies: ["SQLiteKit", "SheetStore", "SheetPolicy", "Crypto", "Concurrency"],
             plugins: ["EmbedMigrations"]
         ),
         .target(name: "PostgresKit", dependencies: ["CLibPQ", "Concurrency"]),
@@ -71,7 +81,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "sheetd",
-            dependencies: ["SheetWire", "SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto", "CJemalloc"],
+            dependencies: [
+                "SheetWire", "SheetService", "MicroHTTP", "SheetStore", "SQLiteStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto",
+                "CJemalloc",
+            ],
             plugins: ["EmbedOpenAPI"]
         ),
         // The executable's allocator (Debian's libjemalloc) and its options (the test bundle, which imports sheetd, links it too).
@@ -82,7 +95,7 @@ let package = Package(
         .target(name: "SheetdClientTesting", dependencies: ["SheetdClient"]),
         .target(name: "SheetdAdmin", dependencies: ["SheetdClient"]),
 
-        // Build-time embedding of the top-level migrations/*.sql into the SheetStore module
+        // Build-time embedding of the top-level migrations/*.sql into the SQLiteStore module
         // (migrations/postgres/*.sql into PostgresStore).
         .executableTarget(name: "EmbedMigrationsTool"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["EmbedMigrationsTool"]),
@@ -107,17 +120,21 @@ let package = Package(
         // backend's own behaviour (WAL, checkpoints and file faults; replica versions and migrations).
         .testTarget(
             name: "SheetStoreTests",
-            dependencies: ["SheetStore", "PostgresStore", "PostgresKit", "SQLiteKit", "SheetPolicy", "Concurrency", "TestSupport"]),
+            dependencies: [
+                "SheetStore", "SQLiteStore", "PostgresStore", "PostgresKit", "SQLiteKit", "SheetPolicy", "Concurrency", "TestSupport",
+            ]),
         .testTarget(
             name: "SheetServiceTests",
             dependencies: [
-                "SheetService", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency", "TestSupport",
-                "PostgresStore", "PostgresKit", "CurlKit",
+                "SheetService", "MicroHTTP", "SheetStore", "SQLiteStore", "SQLiteKit", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "Concurrency",
+                "TestSupport", "PostgresStore", "PostgresKit", "CurlKit",
             ]),
         // Two replicas (services over their own PostgreSQL stores) on one database.
         .testTarget(
             name: "ReplicaTests",
-            dependencies: ["SheetService", "PostgresStore", "PostgresKit", "SheetStore", "SheetPolicy", "MicroHTTP", "Concurrency", "TestSupport"]),
+            dependencies: [
+                "SheetService", "PostgresStore", "PostgresKit", "SheetStore", "SQLiteStore", "SheetPolicy", "MicroHTTP", "Concurrency", "TestSupport",
+            ]),
         // The client against a live in-process server; only the tests link both.
         // The command line and configuration of the sheetd executable (@testable import sheetd).
         .testTarget(
@@ -128,7 +145,9 @@ let package = Package(
         .testTarget(name: "SheetdClientUnitTests", dependencies: ["SheetdClient", "SheetdClientTesting"]),
         .testTarget(
             name: "SheetdClientTests",
-            dependencies: ["SheetdClient", "SheetdClientTesting", "SheetdAdmin", "SheetService", "MicroHTTP", "SheetStore", "TestSupport"]),
+            dependencies: [
+                "SheetdClient", "SheetdClientTesting", "SheetdAdmin", "SheetService", "MicroHTTP", "SheetStore", "SQLiteStore", "TestSupport",
+            ]),
     ]
 )
 

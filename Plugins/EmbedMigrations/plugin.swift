@@ -1,20 +1,19 @@
 import Foundation
 import PackagePlugin
 
-/// Turns the top-level `migrations/*.sql` into Swift source compiled into the target, so the binary
-/// carries its migrations wherever it is installed (repo, /usr/local/bin, the container).
-/// A target named in `folders` gets the files of its own subfolder instead (`PostgresStore`:
-/// `migrations/postgres/*.sql`), and reaches `EmbeddedMigration` through `import SheetStore`.
+/// Turns a backend's migrations into Swift source compiled into its target, so the binary carries
+/// them wherever it is installed (repo, /usr/local/bin, the container): `SQLiteStore` gets the
+/// top-level `migrations/*.sql`, a target named in `folders` the files of its own subfolder
+/// (`PostgresStore`: `migrations/postgres/*.sql`). Both reach `EmbeddedMigration` through `import SheetStore`.
 @main
 struct EmbedMigrations: BuildToolPlugin {
     static let folders = ["PostgresStore": "postgres"]
 
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
         var directory = context.package.directoryURL.appending(path: "migrations")
-        var arguments: [String] = []
+        let arguments = ["--import", "SheetStore"]
         if let folder = Self.folders[target.name] {
             directory = directory.appending(path: folder)
-            arguments = ["--import", "SheetStore"]
         }
         let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "sql" }

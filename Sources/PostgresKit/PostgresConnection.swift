@@ -334,7 +334,8 @@ public final class PostgresConnection {
             rows.append(PostgresRow(values: values))
         }
         let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
-        return PostgresRows(rows: rows, affectedRows: affected)
+        let types = (0..<columnCount).map { PQftype(result, Int32($0)) }
+        return PostgresRows(rows: rows, affectedRows: affected, columnTypes: types)
     }
 
     /// Lays the parameters out in one buffer (each NUL-terminated) and hands libpq pointers into it.
@@ -393,9 +394,21 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     public let rows: [PostgresRow]
     /// Rows inserted, updated or deleted (`PQcmdTuples`), 0 for other statements.
     public let affectedRows: Int
+    /// Each column's type OID (`PQftype`; see `PostgresType`).
+    public let columnTypes: [UInt32]
     public var startIndex: Int { rows.startIndex }
     public var endIndex: Int { rows.endIndex }
     public subscript(position: Int) -> PostgresRow { rows[position] }
+}
+
+/// The type OIDs (`pg_type.oid`) that callers read other than as text.
+public enum PostgresType {
+    public static let bool: UInt32 = 16
+    public static let bytea: UInt32 = 17
+    public static let int8: UInt32 = 20
+    public static let int2: UInt32 = 21
+    public static let int4: UInt32 = 23
+    public static let oid: UInt32 = 26
 }
 
 /// One row in text format.

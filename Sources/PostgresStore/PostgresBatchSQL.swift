@@ -44,22 +44,24 @@ enum PostgresBatchSQL {
         if rows.isEmpty { return nil }
         var columns = Columns(RollupCounters.columns.count + 2)
         for (key, counters) in rows { columns.append([key.sheetId, String(key.bucket)] + counters.values.map { String($0) }) }
-        return (PostgresSQL.upsertRollups, columns.parameters)
+        return (upsertRollups, columns.parameters)
     }
+
+    /// `RollupSQL.upsert` for many (sheet, bucket) entries: parallel arrays, in the order given.
+    static let upsertRollups: String = {
+        let values = RollupCounters.columns.indices.map { "c\($0)" }.joined(separator: ", ")
+        let arrays = RollupCounters.columns.indices.map { "$\($0 + 3)::bigint[]" }.joined(separator: ", ")
+        return """
+            INSERT INTO sheet_rollups (sheet_id, bucket, \(RollupSQL.columnList))
+            SELECT s, b, \(values) FROM unnest($1::text[], $2::bigint[], \(arrays)) WITH ORDINALITY AS t(s, b, \(values), n)
+            ORDER BY n
+            ON CONFLICT (sheet_id, bucket) DO UPDATE SET \(RollupSQL.additions)
+            """
+    }()
 
     /// Experiment facts (see `ExperimentSQL`) as statements, in order.
     static func experimentStatements(_ writes: [ExperimentSQL.Write]) -> [Statement] {
-        writes.map { write in
-            (
-                write.sql,
-                write.arguments.map { argument -> PostgresValue in
-                    switch argument {
-                    case .text(let text): .text(text)
-                    case .integer(let value): .int(value)
-                    }
-                }
-            )
-        }
+        writes.map { write in (write.sql, write.arguments.map(PostgresSession.value)) }
     }
 
     // MARK: - SQL

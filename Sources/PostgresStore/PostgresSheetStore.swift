@@ -16,7 +16,8 @@ import Musl
 /// updates always go to the same writer, so they keep their order within a replica, and the lock
 /// on the user's `user_states` row orders them across replicas. When the database is down every call fails with `StoreError.unavailable`; connections
 /// are made again on the next call, so the store recovers as soon as the database answers.
-public final class PostgresSheetStore: SheetStore {
+/// The catalog, settings, stats, experiments, sampling and erasure are `SQLSheetStore`'s, over `PostgresSession`.
+public final class PostgresSheetStore: SQLSheetStore {
     let url: String
     /// Every session of the store (readers, writers, listener) is made here: one backoff, one count.
     let connector: PostgresConnector
@@ -64,12 +65,12 @@ public final class PostgresSheetStore: SheetStore {
         let schema = try mapPostgresErrors { () throws -> String in
             let db = try PostgresConnection(url: url)
             defer { db.close() }
-            try PostgresMigrator().migrate(db)
+            try migrations.migrate(db)
             return try db.scalar("SELECT current_schema()") ?? "public"
         }
         let store = PostgresSheetStore(
             url: url, readerConnections: readerConnections, writerConnections: writerConnections, schema: schema, retention: retention)
-        try? store.writers[0].prune(now: currentUnixSeconds())
+        try? store.writers[0].prune(now: currentUnixTime())
         return store
     }
 
@@ -78,81 +79,18 @@ public final class PostgresSheetStore: SheetStore {
     public static func migrate(url: String) throws(StoreError) -> [Int] {
         let db = try mapPostgresErrors { try PostgresConnection(url: url) }
         defer { db.close() }
-        return try PostgresMigrator().migrate(db)
+        return try migrations.migrate(db)
     }
 
     /// The migration listing (`sheetd migrate --status`). Never writes.
     public static func migrationStatus(url: String) throws(StoreError) -> [MigrationStatus] {
         let db = try mapPostgresErrors { try PostgresConnection(url: url) }
         defer { db.close() }
-        return try PostgresMigrator().status(db)
+        return try mapPostgresErrors { try migrations.status(PostgresSession(db)) }
     }
 
-    // MARK: - Catalog
-
-    public func catalog() throws(StoreError) -> [StoredSheet] {
-        try read { db in
-            try db.query("SELECT id, definition FROM sheets ORDER BY id COLLATE \"C\"").map { row in
-                StoredSheet(id: row.string(at: 0), json: row.string(at: 1))
-            }
-        }
-    }
-
-    // Every catalog write bumps the catalog version and notifies the replicas in its own transaction.
-
-    public func putSheet(_ sheet: StoredSheet, record: CatalogWriteRecord) throws(StoreError) -> Bool {
-        try catalogWrite(record) { db in try Self.upsertSheet(sheet, db) }
-    }
-
-    public func putSheets(_ sheets: [StoredSheet], record: CatalogWriteRecord) throws(StoreError) {
-        try catalogWrite(record) { db in
-            var changed = false
-            for sheet in sheets where try Self.upsertSheet(sheet, db).changed { changed = true }
-            return ((), changed)
-        }
-    }
-
-    /// Whether the row was created (`xmax = 0` tells an insert from an update), and whether it
-    /// changed at all (an identical definition is no change: the update's WHERE skips it).
-    private static func upsertSheet(_ sheet: StoredSheet, _ db: PostgresConnection) throws -> (created: Bool, changed: Bool) {
-        let rows = try db.query(
-            """
-            INSERT INTO sheets (id, definition) VALUES ($1, $2)
-            ON CONFLICT (id) DO UPDATE SET definition = excluded.definition, updated_at = now()
-            WHERE sheets.definition IS DISTINCT FROM excluded.definition
-            RETURNING xmax = 0
-            """, [.text(sheet.id), .text(sheet.json)])
-        return (rows.first?.string(at: 0) == "t", !rows.isEmpty)
-    }
-
-    public func deleteSheet(id: String, record: CatalogWriteRecord) throws(StoreError) -> Bool {
-        try catalogWrite(record) { db in
-            let existed = try db.query("DELETE FROM sheets WHERE id = $1", [.text(id)]).affectedRows > 0
-            return (existed, existed)
-        }
-    }
-
-    public func adoptExperimentIdentities(_ identities: [ExperimentIdentity]) throws(StoreError) {
-        guard !identities.isEmpty else { return }
-        try read { db in try Self.transaction(db) { try ExperimentIdentitySQL.adopt(identities, PostgresSession(db)) } }
-    }
-
-    /// One catalog write in one transaction: the experiments' identities checked and recorded, the
-    /// change, and, when it changed anything, the catalog version bumped (replicas notified) and its
-    /// revision appended.
-    func catalogWrite<T>(_ record: CatalogWriteRecord, _ change: (PostgresConnection) throws -> (T, changed: Bool)) throws(StoreError) -> T {
-        try read { db in
-            try Self.transaction(db) {
-                try ExperimentIdentitySQL.enforce(record.experiments, PostgresSession(db))
-                let (result, changed) = try change(db)
-                if changed {
-                    try notifier.catalogChanged(db)
-                    _ = try Self.appendRevision(author: record.author, restoredFrom: nil, keep: record.keep, db)
-                }
-                return result
-            }
-        }
-    }
+    /// The migrations compiled into this binary (`migrations/postgres/*.sql`).
+    static let migrations = MigrationRunner(shippedPostgresMigrations)
 
     // MARK: - Users
 
@@ -191,88 +129,6 @@ public final class PostgresSheetStore: SheetStore {
         return Int(hash % UInt64(count))
     }
 
-    public func deleteUser(userId: String) throws(StoreError) {
-        // The event ids a part at a time, each part its own transaction (see `SheetStore.deleteUser`).
-        let part = StoreRetention.eraseBatch
-        while try read({ db in try db.query(PostgresSQL.eraseSomeEvents, [.text(userId), .int(Int64(part))]).affectedRows }) >= part {}
-        try read { db in
-            try Self.transaction(db) {
-                // The row first: its lock waits for a writer holding the user, and a replica that
-                // cached this user sees the version change (the row is gone: version 0).
-                let rows = try db.query("DELETE FROM user_states WHERE user_id = $1 RETURNING state", [.text(userId)])
-                var rollups = RollupDeltas()
-                if let row = rows.first { rollups.erase(try PostgresUserStateSQL.state(row, at: 0)) }
-                if let statement = PostgresBatchSQL.rollupsStatement(rollups) { try db.query(statement.sql, statement.parameters) }
-                try db.query("DELETE FROM processed_events WHERE user_id = $1", [.text(userId)])
-                try db.query(ExperimentSQL.erase, [.text(userId)])
-                try notifier.notify(notifier.userPayloads([userId]), db)
-            }
-        }
-    }
-
-    // MARK: - Settings and stats
-
-    public func settings() throws(StoreError) -> CampaignSettings {
-        try read { db in try Self.storedSettings(db) }
-    }
-
-    private static func storedSettings(_ db: PostgresConnection) throws -> CampaignSettings {
-        guard let row = try db.query("SELECT global_cap_max, global_cap_period_seconds, min_interval_seconds FROM settings WHERE id = 1").first
-        else { return .off }
-        return CampaignSettings(
-            globalCap: row.optionalInt(at: 0).flatMap { max in row.optionalInt(at: 1).map { FrequencyCap(max: max, periodSeconds: $0) } },
-            minIntervalSeconds: row.optionalInt(at: 2))
-    }
-
-    public func experimentCounts(experimentId: String) throws(StoreError) -> ExperimentCounts {
-        try read { db in
-            var counts = ExperimentCounts()
-            for row in try db.query(ExperimentSQL.counts, [.text(experimentId)]) {
-                counts.arms[row.string(at: 0)] = ExperimentArmCounts(
-                    exposedUsers: row.int(at: 1), impressions: row.int(at: 2), convertedUsers: row.int(at: 3), conversions: row.int(at: 4))
-            }
-            if let row = try db.query(ExperimentSQL.unattributedCount, [.text(experimentId)]).first { counts.unattributed = row.int(at: 0) }
-            return counts
-        }
-    }
-
-    /// Like a catalog write: bumps the catalog version and notifies the replicas in its transaction
-    /// (the settings travel with the catalog snapshot).
-    public func putSettings(_ settings: CampaignSettings, record: CatalogWriteRecord) throws(StoreError) {
-        try catalogWrite(record) { db in
-            guard try Self.storedSettings(db) != settings else { return ((), false) }
-            _ = try db.query(
-                """
-                INSERT INTO settings (id, global_cap_max, global_cap_period_seconds, min_interval_seconds) VALUES (1, $1, $2, $3)
-                ON CONFLICT (id) DO UPDATE SET global_cap_max = excluded.global_cap_max,
-                    global_cap_period_seconds = excluded.global_cap_period_seconds,
-                    min_interval_seconds = excluded.min_interval_seconds
-                """,
-                [
-                    settings.globalCap.map { .int(Int64($0.max)) } ?? .null,
-                    settings.globalCap.map { .int(Int64($0.periodSeconds)) } ?? .null,
-                    settings.minIntervalSeconds.map { .int(Int64($0)) } ?? .null,
-                ])
-            return ((), true)
-        }
-    }
-
-    public func sheetStats(sheetId: String, since: Timestamp?) throws(StoreError) -> SheetStats {
-        try read { db in
-            let row = try db.query(PostgresSQL.rollupStats, [.text(sheetId), .int(RollupSQL.firstBucket(since: since))])[0]
-            return RollupSQL.stats(from: RollupCounters.columns.indices.map { Int64(row.int(at: $0)) }, since: since)
-        }
-    }
-
-    public func sheetStatsSeries(sheetId: String, range: RollupRange) throws(StoreError) -> [SheetStatsBucket] {
-        try read { db in
-            let rows = try db.query(PostgresSQL.rollupSeries, [.text(sheetId)] + RollupSQL.seriesArguments(range).map { .int($0) }).map { row in
-                (bucket: Int64(row.int(at: 0)), values: RollupCounters.columns.indices.map { Int64(row.int(at: $0 + 1)) })
-            }
-            return RollupSQL.series(from: rows, range: range)
-        }
-    }
-
     // MARK: - Operations
 
     /// A round trip through a pooled connection (connecting again if the last one was lost) that
@@ -292,28 +148,6 @@ public final class PostgresSheetStore: SheetStore {
         let s = connector.statistics
         return ConnectionStatistics(
             connects: s.connects, failures: s.failures, readOnlySessions: s.readOnlySessions, backoffMilliseconds: s.backoffMilliseconds)
-    }
-
-    public func sampleUsers(from: String?, limit: Int) throws(StoreError) -> [(userId: String, state: UserState)] {
-        guard limit > 0 else { return [] }
-        // Every stored user has a `user_states` row (an erase removes it): its primary key's order
-        // (the column's collation; byte order on a C-collated database, as on SQLite) keeps both
-        // scans on the index.
-        return try read { db in
-            var from = from ?? ""
-            if from.isEmpty, let users = try db.scalar("SELECT count(*) FROM user_states").flatMap({ Int64($0) }), users > 0 {
-                from =
-                    try db.scalar(
-                        "SELECT user_id FROM user_states ORDER BY user_id OFFSET $1::bigint LIMIT 1", [.int(Int64.random(in: 0..<users))]) ?? ""
-            }
-            let rows = try db.query(
-                """
-                (SELECT user_id, state FROM user_states WHERE user_id >= $1 ORDER BY user_id LIMIT $2::int)
-                UNION ALL
-                (SELECT user_id, state FROM user_states WHERE user_id < $1 ORDER BY user_id LIMIT $2::int)
-                """, [.text(from), .int(Int64(limit))])
-            return try rows.prefix(limit).map { row in (row.string(at: 0), try PostgresUserStateSQL.state(row, at: 1)) }
-        }
     }
 
     public var writeStatistics: WriteStatistics { statistics.current }
@@ -354,32 +188,35 @@ public final class PostgresSheetStore: SheetStore {
     }
 
     static func transaction<T>(_ db: PostgresConnection, _ body: () throws -> T) throws -> T {
-        try db.execute("BEGIN")
-        do {
-            let result = try body()
-            try db.execute("COMMIT")
-            return result
-        } catch {
-            db.rollbackIfNeeded()
-            throw error
-        }
+        try PostgresSession(db).transaction(body)
     }
-}
 
-func currentUnixSeconds() -> Int64 { Int64(time(nil)) }
+    // MARK: - SQLSheetStore
 
-/// A PostgreSQL connection as the shared catalog SQL sees it.
-struct PostgresSession: SQLSession {
-    let db: PostgresConnection
-    init(_ db: PostgresConnection) { self.db = db }
+    public func withReadSession<T>(_ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
+        try read { db in try body(PostgresSession(db)) }
+    }
 
-    func rows(_ sql: String, _ arguments: [ExperimentSQL.Write.Argument]) throws -> [[String?]] {
-        let values: [PostgresValue] = arguments.map {
-            switch $0 {
-            case .text(let text): .text(text)
-            case .integer(let n): .int(n)
-            }
-        }
-        return try db.query(sql, values).map(\.values)
+    public func withWriteSession<T>(_ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
+        try read { db in try body(PostgresSession(db)) }
+    }
+
+    /// The catalog writes of every replica one at a time (a transaction-level advisory lock, "sheetdc"
+    /// in ASCII), so that each reads what the one before committed.
+    public func catalogWriteBegins(_ session: PostgresSession) throws {
+        try session.execute("SELECT pg_advisory_xact_lock(\(0x73_6865_6574_6463))", [])
+    }
+
+    /// Every catalog write bumps the catalog version and notifies the replicas in its own transaction.
+    public func catalogChanged(_ session: PostgresSession) throws {
+        try notifier.catalogChanged(session.db)
+    }
+
+    public func appendRevision(_ record: CatalogWriteRecord, _ session: PostgresSession) throws {
+        _ = try Self.appendRevision(author: record.author, restoredFrom: nil, keep: record.keep, session.db)
+    }
+
+    public func userErased(_ userId: String, _ session: PostgresSession) throws {
+        try notifier.notify(notifier.userPayloads([userId]), session.db)
     }
 }

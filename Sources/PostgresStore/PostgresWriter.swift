@@ -150,19 +150,7 @@ struct PostgresBatchSession: GroupCommitSession {
 
     /// One prune step (see `StoreRetention`), in one short transaction.
     mutating func prune(now: Int64, retention: StoreRetention) throws {
-        let db = try connected()
-        let limit = PostgresValue.int(Int64(StoreRetention.pruneBatch))
-        let kept = PostgresValue.int(RollupSQL.firstKeptBucket(now: now, retention: retention))
-        try db.execute("BEGIN")
-        do {
-            try db.query(PostgresSQL.deleteExpiredEvents, [.int(now - retention.eventIdSeconds), limit])
-            try db.query(PostgresSQL.foldExpiredRollups, [kept, limit])
-            try db.query(PostgresSQL.deleteExpiredRollups, [kept, limit])
-            try db.execute("COMMIT")
-        } catch {
-            db.rollbackIfNeeded()
-            throw error
-        }
+        try StorePruning.step(now: now, retention: retention, PostgresSession(try connected()))
     }
 }
 

@@ -43,13 +43,6 @@ public struct ExperimentIdentity: Sendable, Equatable {
     }
 }
 
-/// The least the shared catalog SQL needs of a backend's connection inside its transaction: run one
-/// statement written with `$n` placeholders and read its rows as text (SQL NULL as nil). Each backend
-/// adapts its own connection (SQLite spells the placeholders `?n`).
-public protocol SQLSession {
-    func rows(_ sql: String, _ arguments: [ExperimentSQL.Write.Argument]) throws -> [[String?]]
-}
-
 /// Experiment identities (`migrations/0010_experiment_identities.sql`), written once for both backends.
 public enum ExperimentIdentitySQL {
     /// In a catalog write's transaction: refuses (`StoreError.conflict`, naming the experiment) any

@@ -7,6 +7,3 @@ public struct EmbeddedMigration: Sendable {
     public let bytes: [UInt8]
     public var sql: String { String(decoding: bytes, as: UTF8.self) }
 }
-
-/// The migrations compiled into this binary, in version order.
-public let shippedMigrations: [EmbeddedMigration] = embeddedMigrations

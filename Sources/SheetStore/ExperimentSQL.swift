@@ -1,14 +1,11 @@
 import SheetPolicy
 
-/// The statements behind experiment facts and results, shared by both backends. Written with `$n`
-/// placeholders (PostgreSQL's); `sqlite` spells them `?n`.
+/// The statements behind experiment facts and results, shared by both backends (`$n` placeholders,
+/// see `SQLDialect`).
 public enum ExperimentSQL {
     /// One statement to run in an update's transaction: its text (`$n` placeholders) and arguments.
     public struct Write: Sendable, Equatable {
-        public enum Argument: Sendable, Equatable {
-            case text(String)
-            case integer(Int64)
-        }
+        public typealias Argument = SQLValue
         public var sql: String
         public var arguments: [Argument]
     }
@@ -58,22 +55,6 @@ public enum ExperimentSQL {
             case .impression, .dismissal, .latchRelease, .opened:
                 continue
             }
-        }
-        return out
-    }
-
-    /// `sql` with SQLite's `?n` placeholders.
-    public static func sqlite(_ sql: String) -> String { sql.replacingDollarPlaceholders() }
-}
-
-extension String {
-    fileprivate func replacingDollarPlaceholders() -> String {
-        var out = ""
-        out.reserveCapacity(utf8.count)
-        var previous: Character = " "
-        for c in self {
-            if c == "$", previous != "'" { out.append("?") } else { out.append(c) }
-            previous = c
         }
         return out
     }

@@ -2,6 +2,12 @@ import Concurrency
 public import SheetPolicy
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// One queued update: immutable. The engine runs `body` against the user's state in memory (more
 /// than once when its batch is rerun job by job after a statement failed, so a body must depend on
 /// the state alone), and hands the result to `completion` once the transaction carrying it
@@ -138,7 +144,8 @@ public final class WriteCounters: Sendable {
         }
     }
 
-    func walRestarted() { counters.withLock { $0.walRestarts += 1 } }
+    /// Counts a checkpoint that let the WAL start over (SQLite).
+    public func walRestarted() { counters.withLock { $0.walRestarts += 1 } }
 }
 
 /// The group-commit engine both backends share.
@@ -315,3 +322,6 @@ public final class GroupCommitEngine<Backend: GroupCommitBackend>: Sendable {
         return .committed(results)
     }
 }
+
+/// The wall clock in Unix seconds (the retention's prune steps, event timestamps of a batch).
+public func currentUnixTime() -> Int64 { Int64(time(nil)) }

@@ -192,28 +192,28 @@ public struct SheetStatsBucket: Sendable, Equatable {
     }
 }
 
-/// The rollup SQL both backends run, written once with `?N` parameters (the PostgreSQL store turns
-/// them into `$N`). Column names come from `RollupCounters.columns`.
+/// The rollup SQL both backends run, written once with `$N` parameters (see `SQLDialect`). Column
+/// names come from `RollupCounters.columns`.
 public enum RollupSQL {
     public static let columnList = RollupCounters.columns.joined(separator: ", ")
     static let sums = RollupCounters.columns.map { "coalesce(sum(\($0)), 0)" }.joined(separator: ", ")
     public static let additions = RollupCounters.columns.map { "\($0) = sheet_rollups.\($0) + excluded.\($0)" }.joined(separator: ", ")
 
-    /// One (sheet, bucket) entry added: `?1` sheet, `?2` bucket, then the counters.
+    /// One (sheet, bucket) entry added: `$1` sheet, `$2` bucket, then the counters.
     public static let upsert = """
         INSERT INTO sheet_rollups (sheet_id, bucket, \(columnList))
-        VALUES (\((1...(RollupCounters.columns.count + 2)).map { "?\($0)" }.joined(separator: ", ")))
+        VALUES (\((1...(RollupCounters.columns.count + 2)).map { "$\($0)" }.joined(separator: ", ")))
         ON CONFLICT (sheet_id, bucket) DO UPDATE SET \(additions)
         """
 
-    /// One sheet's counters summed from bucket `?2` on (the archive's bucket: everything).
-    public static let stats = "SELECT \(sums) FROM sheet_rollups WHERE sheet_id = ?1 AND bucket >= ?2"
+    /// One sheet's counters summed from bucket `$2` on (the archive's bucket: everything).
+    public static let stats = "SELECT \(sums) FROM sheet_rollups WHERE sheet_id = $1 AND bucket >= $2"
 
-    /// One sheet's counters per bucket of `?4` hours over the hours `?2 ..< ?3` (see `RollupRange`):
-    /// the bucket's number (hour / `?4`), then the sums; buckets without rows are left out.
+    /// One sheet's counters per bucket of `$4` hours over the hours `$2 ..< $3` (see `RollupRange`):
+    /// the bucket's number (hour / `$4`), then the sums; buckets without rows are left out.
     public static let series = """
-        SELECT bucket / ?4 AS n, \(sums) FROM sheet_rollups
-        WHERE sheet_id = ?1 AND bucket >= ?2 AND bucket < ?3 GROUP BY n ORDER BY n
+        SELECT bucket / $4 AS n, \(sums) FROM sheet_rollups
+        WHERE sheet_id = $1 AND bucket >= $2 AND bucket < $3 GROUP BY n ORDER BY n
         """
 
     /// The series from the rows of `series` (bucket number, counters): every bucket of the range, in
@@ -231,10 +231,10 @@ public enum RollupSQL {
     /// The arguments of `series` for a range, after the sheet id.
     public static func seriesArguments(_ range: RollupRange) -> [Int64] { [range.firstHour, range.endHour, range.width.hours] }
 
-    /// The oldest rows past the retention (`?1`: the first bucket kept), at most `?2` of them.
+    /// The oldest rows past the retention (`$1`: the first bucket kept), at most `$2` of them.
     static let expired = """
-        SELECT sheet_id, bucket FROM sheet_rollups WHERE bucket > \(RollupBucket.archive) AND bucket < ?1
-        ORDER BY bucket, sheet_id LIMIT ?2
+        SELECT sheet_id, bucket FROM sheet_rollups WHERE bucket > \(RollupBucket.archive) AND bucket < $1
+        ORDER BY bucket, sheet_id LIMIT $2
         """
     /// A prune step, first statement: folds the expired rows into their sheets' archive rows.
     public static let foldExpired = """
@@ -265,34 +265,34 @@ public enum RollupSQL {
     }
 }
 
-/// The processed event ids' SQL both backends run (`?N` parameters, see `RollupSQL`). A user's ids
+/// The processed event ids' SQL both backends run (`$N` parameters, see `RollupSQL`). A user's ids
 /// are numbered (`seq`, per user) so that keeping the latest N is a bounded range delete.
 public enum ProcessedEventSQL {
-    static let nextSeq = "(SELECT coalesce(max(seq), 0) FROM processed_events WHERE user_id = ?1)"
+    static let nextSeq = "(SELECT coalesce(max(seq), 0) FROM processed_events WHERE user_id = $1)"
 
-    /// The outcome of `?2` if the user `?1` has processed it.
-    public static let replay = "SELECT outcome FROM processed_events WHERE user_id = ?1 AND event_id = ?2"
-    /// Records event `?2` of user `?1` with its outcome `?3` at `?4` (Unix seconds), numbered after the user's last.
+    /// The outcome of `$2` if the user `$1` has processed it.
+    public static let replay = "SELECT outcome FROM processed_events WHERE user_id = $1 AND event_id = $2"
+    /// Records event `$2` of user `$1` with its outcome `$3` at `$4` (Unix seconds), numbered after the user's last.
     public static let insert = """
         INSERT INTO processed_events (user_id, seq, event_id, outcome, processed_at)
-        VALUES (?1, \(nextSeq) + 1, ?2, ?3, ?4)
+        VALUES ($1, \(nextSeq) + 1, $2, $3, $4)
         """
-    /// Forgets user `?1`'s ids older than their latest `?2`: those that just fell out of the window
+    /// Forgets user `$1`'s ids older than their latest `$2`: those that just fell out of the window
     /// (at most a batch's worth below it, so the delete stays small; anything older goes with time).
     public static let trim = """
-        DELETE FROM processed_events WHERE user_id = ?1
-        AND seq <= \(nextSeq) - ?2 AND seq > \(nextSeq) - ?2 - \(trimSpan)
+        DELETE FROM processed_events WHERE user_id = $1
+        AND seq <= \(nextSeq) - $2 AND seq > \(nextSeq) - $2 - \(trimSpan)
         """
     /// How far below the window `trim` looks: more than one batch of one user's events.
     public static let trimSpan = 512
-    /// Ids older than `?1` (Unix seconds), at most `?2` of them.
+    /// Ids older than `$1` (Unix seconds), at most `$2` of them.
     public static let deleteExpired = """
         DELETE FROM processed_events WHERE (user_id, seq) IN (
-            SELECT user_id, seq FROM processed_events WHERE processed_at < ?1 LIMIT ?2)
+            SELECT user_id, seq FROM processed_events WHERE processed_at < $1 LIMIT $2)
         """
-    /// At most `?2` of user `?1`'s ids (an erase, a part at a time).
+    /// At most `$2` of user `$1`'s ids (an erase, a part at a time).
     public static let eraseSome = """
         DELETE FROM processed_events WHERE (user_id, seq) IN (
-            SELECT user_id, seq FROM processed_events WHERE user_id = ?1 ORDER BY seq LIMIT ?2)
+            SELECT user_id, seq FROM processed_events WHERE user_id = $1 ORDER BY seq LIMIT $2)
         """
 }

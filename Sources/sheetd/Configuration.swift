@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MicroHTTP
+import SQLiteStore
 import SheetPolicy
 import SheetService
 import SheetStore

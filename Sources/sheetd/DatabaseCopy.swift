@@ -1,3 +1,4 @@
+import SQLiteStore
 import SheetStore
 
 /// `sheetd backup` and `sheetd restore` (SQLite only: PostgreSQL has pg_dump and pg_restore).

@@ -1,5 +1,6 @@
 import MicroHTTP
 import PostgresStore
+import SQLiteStore
 import SheetStore
 
 /// Which store `--db` selects: a `postgres://` or `postgresql://` URL is PostgreSQL (through libpq),

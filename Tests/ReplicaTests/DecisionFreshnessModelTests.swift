@@ -2,6 +2,7 @@ import Foundation
 import MicroHTTP
 import PostgresKit
 import PostgresStore
+import SQLiteStore
 import SheetStore
 import Synchronization
 import TestSupport
@@ -195,7 +196,7 @@ struct FreshnessModelRun {
 
 /// Two replicas on one PostgreSQL schema: listener-proven cached answers, version-checked reads,
 /// notifications and listener losses, all interleaved.
-@Suite(.enabled(if: ReplicaPair.postgresURL != nil, "SHEETD_TEST_POSTGRES_URL is not set"))
+@Suite
 struct DecisionFreshnessModelTests {
     /// Across two replicas, whatever the interleaving, every read shows every acknowledged write.
     @Test(arguments: FreshnessModel.seeds) func twoReplicasNeverServeAnAnswerOlderThanAnAcknowledgedWrite(_ seed: UInt64) throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// Experiments on two replicas over one database: a user decided on both, many times and at once,
 /// is exposed once; a pin set on one replica is in the other's next decision.
-@Suite(.enabled(if: ReplicaPair.postgresURL != nil, "SHEETD_TEST_POSTGRES_URL is not set"))
+@Suite
 struct ExperimentReplicaTests {
     static let offers = """
         {"kind":"cards","screen":"home","tab":"accounts","containerId":"offers-home","priority":10,

@@ -22,6 +22,13 @@ final class ReplicaPair {
         return url?.isEmpty == false ? url : nil
     }()
 
+    /// The test server's URL, or a failure that says how to get one (these tests never skip).
+    static func requirePostgresURL(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        try #require(
+            postgresURL, "SHEETD_TEST_POSTGRES_URL is not set: run make replicas-test, make test, or scripts/with-postgres.sh swift test",
+            sourceLocation: sourceLocation)
+    }
+
     let url: String
     let adminURL: String
     private let schema: String
@@ -38,7 +45,7 @@ final class ReplicaPair {
     /// `withOwnRole`: the replicas log in as a role of their own (a superuser), whose settings a
     /// test may change without touching the other tests' sessions.
     init(withOwnRole: Bool = false) throws {
-        adminURL = try #require(Self.postgresURL)
+        adminURL = try Self.requirePostgresURL()
         schema = "r_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
         role = withOwnRole ? schema + "_login" : nil
         let db = try PostgresConnection(url: adminURL)

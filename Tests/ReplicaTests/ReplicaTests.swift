@@ -12,7 +12,7 @@ import Testing
 
 /// Two replicas (each a SheetService with its own PostgresSheetStore and a live server on port 0) on
 /// one PostgreSQL schema, with the decision cache on: what one acknowledges, the other serves.
-@Suite(.enabled(if: ReplicaPair.postgresURL != nil, "SHEETD_TEST_POSTGRES_URL is not set"))
+@Suite
 struct ReplicaTests {
     static let offers = #"{"kind":"cards","screen":"home","tab":"accounts","containerId":"offers-home","priority":10}"#
     static let home = "screen=home&tab=accounts&platform=ios"

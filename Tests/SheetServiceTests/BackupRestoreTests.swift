@@ -1,6 +1,7 @@
 import Concurrency
 import Foundation
 import SQLiteKit
+import SQLiteStore
 import SheetStore
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import Concurrency
 import Foundation
 import JSONKit
 import MicroHTTP
+import SQLiteStore
 import SheetPolicy
 import SheetService
 import SheetStore

@@ -1,6 +1,7 @@
 import Foundation
 import MicroHTTP
 import SQLiteKit
+import SQLiteStore
 import SheetService
 import SheetStore
 import Testing

@@ -5,25 +5,31 @@ import TestSupport
 import Testing
 
 @testable import PostgresStore
+@testable import SQLiteStore
 @testable import SheetStore
 
-/// The store backends the contract tests run on. PostgreSQL joins when `SHEETD_TEST_POSTGRES_URL`
-/// names a server the tests may create schemas in (`make test` starts one with scripts/postgres.sh).
+/// The store backends the contract tests run on. PostgreSQL needs `SHEETD_TEST_POSTGRES_URL` to name
+/// a server the tests may create schemas in (`make test` starts one with scripts/postgres.sh, as
+/// does scripts/with-postgres.sh); without it every PostgreSQL test fails, saying so: none is skipped.
 enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case sqlite, postgres
 
     var testDescription: String { rawValue }
 
-    static var available: [Backend] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+    static let available: [Backend] = allCases
 
     static let postgresURL: String? = {
         let url = ProcessInfo.processInfo.environment["SHEETD_TEST_POSTGRES_URL"]
-        if url == nil || url!.isEmpty {
-            print("PostgreSQL store tests skipped: SHEETD_TEST_POSTGRES_URL is not set (make test sets it)")
-            return nil
-        }
-        return url
+        return url?.isEmpty == false ? url : nil
     }()
+
+    /// The test server's URL, or a failure that says how to get one.
+    static func requirePostgresURL(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        try #require(postgresURL, missingPostgres, sourceLocation: sourceLocation)
+    }
+
+    static let missingPostgres: Comment =
+        "SHEETD_TEST_POSTGRES_URL is not set: run make test, or scripts/with-postgres.sh swift test --skip-build (PostgreSQL tests never skip)"
 }
 
 /// A database of its own for one test: a temporary SQLite file, or a fresh schema on the test
@@ -42,7 +48,7 @@ struct TestDatabase: Sendable {
             location = dir.file()
             cleanup = { dir.remove() }
         case .postgres:
-            let admin = try #require(Backend.postgresURL)
+            let admin = try Backend.requirePostgresURL()
             let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
             let db = try PostgresConnection(url: admin)
             try db.execute("CREATE SCHEMA \(schema)")

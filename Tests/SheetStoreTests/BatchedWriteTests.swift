@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PostgresKit
+import SQLiteStore
 import SheetPolicy
 import SheetStore
 import Synchronization

@@ -1,6 +1,7 @@
 import Concurrency
 import Dispatch
 import Foundation
+import SQLiteStore
 import SheetPolicy
 import SheetStore
 import TestSupport

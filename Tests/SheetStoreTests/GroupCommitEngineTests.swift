@@ -3,6 +3,7 @@ import SheetPolicy
 import Synchronization
 import Testing
 
+@testable import SQLiteStore
 @testable import SheetStore
 
 /// The engine alone, over an in-memory backend that records every transaction: what a batch reads,

@@ -1,5 +1,6 @@
 import Concurrency
 import Foundation
+import SQLiteStore
 import SheetStore
 import Testing
 

@@ -1,4 +1,5 @@
 import PostgresKit
+import SQLiteStore
 import SheetStore
 import Testing
 
@@ -11,7 +12,7 @@ import Glibc
 /// What a failover asks of the PostgreSQL backend: only a writable server is used (a standby or a
 /// read-only primary is noticed at connect and on a live session), and reconnection attempts are
 /// bounded and counted. `scripts/failover-test.sh` runs the real failover.
-@Suite(.enabled(if: Backend.postgresURL != nil, "SHEETD_TEST_POSTGRES_URL is not set"))
+@Suite
 struct PostgresFailoverTests {
     /// The URL of a database whose sessions start read-only, as on a standby or a fenced primary.
     static func readOnly(_ url: String, targetAny: Bool) -> String {
@@ -22,7 +23,7 @@ struct PostgresFailoverTests {
     /// By default libpq looks for a read-write session (target_session_attrs=read-write) and refuses
     /// this one; told to take any, sheetd's own check refuses it with SQLSTATE 25006.
     @Test func aReadOnlyServerIsRefusedAtConnect() throws {
-        let url = try #require(Backend.postgresURL)
+        let url = try Backend.requirePostgresURL()
         for targetAny in [false, true] {
             do {
                 _ = try PostgresConnection(url: Self.readOnly(url, targetAny: targetAny))
@@ -100,7 +101,7 @@ struct PostgresFailoverTests {
 
     /// The backoff doubles from the first wait up to the longest, and a success resets it.
     @Test func theBackoffDoublesToItsLimitAndResets() throws {
-        let url = try #require(Backend.postgresURL)
+        let url = try Backend.requirePostgresURL()
         let refused = PostgresConnector(url: "postgres://sheetd@127.0.0.1:1/sheetd", backoffMilliseconds: (1, 4))
         var seen: [Int] = []
         for _ in 0..<4 {

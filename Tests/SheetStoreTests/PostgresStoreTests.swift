@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PostgresKit
+import SQLiteStore
 import SheetPolicy
 import SheetStore
 import Synchronization
@@ -11,7 +12,7 @@ import Testing
 
 /// What only the PostgreSQL backend does: migrations shared by replicas, replicas writing the same
 /// users, connections lost and the database going away.
-@Suite(.enabled(if: Backend.postgresURL != nil, "SHEETD_TEST_POSTGRES_URL is not set"))
+@Suite
 struct PostgresStoreTests {
     static let key = ContainerKey(containerId: "c")
 
@@ -163,7 +164,7 @@ struct PostgresStoreTests {
         }
         _ = try store.userState(userId: "u")
         let schema = try #require(database.location.split(separator: "=").last.map(String.init))
-        let admin = try PostgresConnection(url: try #require(Backend.postgresURL))
+        let admin = try PostgresConnection(url: try Backend.requirePostgresURL())
         defer { admin.close() }
         let killed = try admin.query(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [.text(schema)])

@@ -4,6 +4,7 @@ import SheetPolicy
 import TestSupport
 import Testing
 
+@testable import SQLiteStore
 @testable import SheetStore
 
 /// The recently committed rows (`RecentUserStates`) answer `userState` only while they are exactly

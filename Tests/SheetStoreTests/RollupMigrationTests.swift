@@ -5,6 +5,7 @@ import SheetPolicy
 import Testing
 
 @testable import PostgresStore
+@testable import SQLiteStore
 @testable import SheetStore
 
 /// Migration 6 on both backends, from a populated database of version 5: the activity log and the
@@ -58,13 +59,13 @@ import Testing
         case .sqlite:
             let db = try Connection(path: database.location)
             defer { db.close() }
-            _ = try Migrator(migrations: shippedMigrations.filter { $0.version <= 5 }).migrate(db)
+            _ = try MigrationRunner(shippedMigrations.filter { $0.version <= 5 }).migrate(db)
             for sql in version5Rows(outcome: { String(format: "X'%02x'", $0) }) { try db.run(sql) }
             try db.run("INSERT INTO user_states (user_id, state) VALUES ('u1', ?1)", [.blob(UserStateCodec.encode(u1))])
         case .postgres:
             let db = try PostgresConnection(url: database.location)
             defer { db.close() }
-            _ = try PostgresMigrator(migrations: shippedPostgresMigrations.filter { $0.version <= 5 }).migrate(db)
+            _ = try MigrationRunner(shippedPostgresMigrations.filter { $0.version <= 5 }).migrate(db)
             for sql in version5Rows(outcome: { String(format: "'\\x%02x'::bytea", $0) }) { try db.execute(sql) }
             let times = u1.campaign.impressions["offers"]!.map { String($0.millisecondsSince1970) }.joined(separator: ",")
             try db.execute("INSERT INTO impressions (user_id, sheet_id, times) VALUES ('u1', 'offers', '{\(times)}')")

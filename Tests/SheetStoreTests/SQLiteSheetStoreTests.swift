@@ -5,6 +5,7 @@ import SheetPolicy
 import TestSupport
 import Testing
 
+@testable import SQLiteStore
 @testable import SheetStore
 
 /// A store on a fresh temporary file, closed and removed afterwards.
@@ -238,7 +239,7 @@ func withStore<T>(_ body: (SQLiteSheetStore, TemporaryDirectory) throws -> T) th
             // rest soon (`Checkpointer.settleDelay`), and after that complete checkpoint the next
             // commit starts the WAL over.
             var frames = Int.max
-            for i in 0..<20 where frames >= GroupCommitWriter.checkpointFrames {
+            for i in 0..<20 where frames >= SQLiteGroupCommitWriter.checkpointFrames {
                 let before = store.writeStatistics.checkpoints
                 _ = try store.update(userId: "u0", eventId: "after-\(i)") { _ in [] }
                 var waited = 0
@@ -246,7 +247,7 @@ func withStore<T>(_ body: (SQLiteSheetStore, TemporaryDirectory) throws -> T) th
                 _ = try store.update(userId: "u0", eventId: "restart-\(i)") { _ in [] }
                 frames = store.writer.withLock { $0.current!.walFrames }
             }
-            #expect(frames < GroupCommitWriter.checkpointFrames)
+            #expect(frames < SQLiteGroupCommitWriter.checkpointFrames)
             #expect(try store.userState(userId: "u7").count(for: Self.key) == 60)
             let wal = (try? FileManager.default.attributesOfItem(atPath: dir.file() + "-wal")[.size] as? Int) ?? 0
             #expect(wal < 64 << 20)

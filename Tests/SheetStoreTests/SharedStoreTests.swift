@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PostgresKit
+import SQLiteStore
 import SheetPolicy
 import SheetStore
 import Synchronization
@@ -10,7 +11,7 @@ import Testing
 
 /// The replica side of the PostgreSQL store: versions that tell whether a cached state is current,
 /// and the notifications one store's writes send to another's listener.
-@Suite(.enabled(if: Backend.postgresURL != nil, "SHEETD_TEST_POSTGRES_URL is not set"))
+@Suite
 struct SharedStoreTests {
     static let key = ContainerKey(containerId: "c")
 

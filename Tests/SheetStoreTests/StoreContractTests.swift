@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SQLiteStore
 import SheetPolicy
 import SheetStore
 import TestSupport

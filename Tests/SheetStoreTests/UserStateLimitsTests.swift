@@ -3,6 +3,7 @@ import SheetPolicy
 import TestSupport
 import Testing
 
+@testable import SQLiteStore
 @testable import SheetStore
 
 @Suite struct UserStateLimitsTests {

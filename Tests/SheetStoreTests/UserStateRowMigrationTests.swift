@@ -3,12 +3,13 @@ import SheetPolicy
 import Testing
 
 @testable import PostgresStore
+@testable import SQLiteStore
 @testable import SheetStore
 
 /// PostgreSQL's migration 9, from a populated database of version 8: every user's rows of the
 /// normalized tables become one `user_states` row in the codec's format 1 (the bytes SQLite stores),
 /// with the user's version from `user_versions`; the replaced tables go, experiment_exposures stays.
-@Suite(.enabled(if: Backend.postgresURL != nil, "SHEETD_TEST_POSTGRES_URL is not set"))
+@Suite
 struct UserStateRowMigrationTests {
     static let rich = "ü-Ωmega ✓"
     static let plain = "plain"
@@ -94,7 +95,7 @@ struct UserStateRowMigrationTests {
         do {
             let db = try PostgresConnection(url: database.location)
             defer { db.close() }
-            _ = try PostgresMigrator(migrations: shippedPostgresMigrations.filter { $0.version <= 8 }).migrate(db)
+            _ = try MigrationRunner(shippedPostgresMigrations.filter { $0.version <= 8 }).migrate(db)
             for sql in Self.version8Rows { try db.execute(sql) }
         }
         let store = try #require(try database.open() as? PostgresSheetStore)

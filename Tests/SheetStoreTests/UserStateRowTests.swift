@@ -4,6 +4,7 @@ import SheetPolicy
 import TestSupport
 import Testing
 
+@testable import SQLiteStore
 @testable import SheetStore
 
 /// Random states with awkward content: empty filters, multi-byte and separator-like characters in ids,
@@ -89,7 +90,7 @@ func randomState(_ rng: inout SplitMix64) -> UserState {
         let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let db = try Connection(path: dir.file())
-        _ = try Migrator(migrations: shippedMigrations.filter { $0.version == 1 }).migrate(db)
+        _ = try MigrationRunner(shippedMigrations.filter { $0.version == 1 }).migrate(db)
         var rng = SplitMix64(seed: 2)
         var expected: [String: UserState] = [:]
         for u in 0..<200 {
@@ -147,7 +148,7 @@ func randomState(_ rng: inout SplitMix64) -> UserState {
         let dir = try TemporaryDirectory(prefix: "sheetstore-tests")
         defer { dir.remove() }
         let db = try Connection(path: dir.file())
-        _ = try Migrator(migrations: shippedMigrations.filter { $0.version <= 2 }).migrate(db)
+        _ = try MigrationRunner(shippedMigrations.filter { $0.version <= 2 }).migrate(db)
         var rng = SplitMix64(seed: 3)
         var state = randomState(&rng)
         while state.containers.isEmpty { state = randomState(&rng) }

@@ -5,6 +5,7 @@ import FoundationNetworking
 import MicroHTTP
 import PostgresKit
 import PostgresStore
+import SQLiteStore
 import SheetPolicy
 import SheetService
 import SheetStore
@@ -22,8 +23,8 @@ final class LiveService {
         return url?.isEmpty == false ? url : nil
     }()
 
-    /// The backends API tests run on: SQLite always, PostgreSQL when `postgresURL` is set.
-    static var backends: [Bool] { postgresURL == nil ? [false] : [false, true] }
+    /// The backends API tests run on: both, always (without `postgresURL` the PostgreSQL runs fail, saying so).
+    static let backends = [false, true]
 
     let directory: URL
     let sheetStore: any SheetStore
@@ -50,7 +51,10 @@ final class LiveService {
         directory = FileManager.default.temporaryDirectory.appending(path: "sheetd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if postgres {
-            guard let admin = Self.postgresURL else { throw TestError("SHEETD_TEST_POSTGRES_URL is not set") }
+            guard let admin = Self.postgresURL else {
+                throw TestError(
+                    "SHEETD_TEST_POSTGRES_URL is not set: run make test, or scripts/with-postgres.sh swift test (PostgreSQL tests never skip)")
+            }
             let schema = "api_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
             let db = try PostgresConnection(url: admin)
             try db.execute("CREATE SCHEMA \(schema)")

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationNetworking
 import MicroHTTP
+import SQLiteStore
 import SheetService
 import SheetStore
 import SheetdAdmin

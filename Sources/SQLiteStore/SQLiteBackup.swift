@@ -1,4 +1,5 @@
 import SQLiteKit
+import SheetStore
 
 #if canImport(Glibc)
 import Glibc
@@ -168,8 +169,8 @@ extension SQLiteSheetStore {
             guard problems == ["ok"] else {
                 throw StoreError.failure("\(path) fails PRAGMA integrity_check: \(problems.prefix(3).joined(separator: "; "))")
             }
-            let migrator = Migrator()
-            let applied = try migrator.appliedRows(db)
+            let migrator = SQLiteSheetStore.migrations
+            let applied = try migrator.appliedRows(SQLiteSession(db))
             guard let version = applied.keys.max() else { throw StoreError.failure("\(path) is not a sheetd database (no schema_migrations)") }
             try migrator.validate(applied)
             var users = 0

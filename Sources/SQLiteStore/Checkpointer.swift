@@ -1,5 +1,6 @@
 import Concurrency
 import SQLiteKit
+import SheetStore
 
 /// Copies the WAL back into the database file on its own thread and connection.
 ///
@@ -8,7 +9,7 @@ import SQLiteKit
 /// Here the writer only asks, and a PASSIVE checkpoint runs beside
 /// it and never blocks writers. Under steady writes it never catches the frames committed while it
 /// runs, so the writer itself finishes the last ones now and then (see
-/// `GroupCommitWriter.blockingCheckpointFrames`) and the WAL starts over.
+/// `SQLiteGroupCommitWriter.blockingCheckpointFrames`) and the WAL starts over.
 final class Checkpointer: Sendable {
     private struct State {
         var scheduled = false

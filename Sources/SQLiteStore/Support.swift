@@ -1,4 +1,5 @@
 import SQLiteKit
+import SheetStore
 
 #if canImport(Glibc)
 import Glibc
@@ -20,8 +21,6 @@ extension Optional where Wrapped == Connection {
         return db
     }
 }
-
-func currentUnixTime() -> Int64 { Int64(time(nil)) }
 
 func createParentDirectory(of path: String) throws(StoreError) {
     do {

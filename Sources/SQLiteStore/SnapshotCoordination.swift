@@ -1,4 +1,5 @@
 import SQLiteKit
+import SheetStore
 import Synchronization
 
 /// What the stores of one database file in this process share: the write generation, their

@@ -1,4 +1,5 @@
 import Concurrency
+import SheetStore
 import Synchronization
 
 /// The stored bytes of the users whose state this process committed lately, so that the decision

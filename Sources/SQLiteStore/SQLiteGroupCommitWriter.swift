@@ -1,6 +1,7 @@
 import Concurrency
 import SQLiteKit
 import SheetPolicy
+import SheetStore
 import Synchronization
 
 #if canImport(Glibc)
@@ -13,10 +14,10 @@ import Musl
 struct WriterConnection {
     var current: Connection?
     /// WAL frames at which the writer next checkpoints itself (moved on when readers held it up).
-    var nextBlockingCheckpointFrames = GroupCommitWriter.blockingCheckpointFrames
+    var nextBlockingCheckpointFrames = SQLiteGroupCommitWriter.blockingCheckpointFrames
     /// WAL frames at which the next background checkpoint is asked for: one per `checkpointFrames`
     /// written, not one after every commit past the threshold (each one ends in an fsync).
-    var nextBackgroundCheckpointFrames = GroupCommitWriter.checkpointFrames
+    var nextBackgroundCheckpointFrames = SQLiteGroupCommitWriter.checkpointFrames
     /// Set by `close()`: the connection is never reopened.
     var closed = false
     /// The file's data version right after this writer's last commit, on that connection: while the
@@ -45,13 +46,7 @@ struct WriterConnection {
     /// past theirs folded into the archive rows, at most `StoreRetention.pruneBatch` rows each.
     mutating func prune(now: Int64, retention: StoreRetention) throws {
         guard let db = current else { return }
-        let limit = SQLiteValue.integer(Int64(StoreRetention.pruneBatch))
-        try db.transaction(.immediate) {
-            try db.run(ProcessedEventSQL.deleteExpired, [.integer(now - retention.eventIdSeconds), limit])
-            let kept = SQLiteValue.integer(RollupSQL.firstKeptBucket(now: now, retention: retention))
-            try db.run(RollupSQL.foldExpired, [kept, limit])
-            try db.run(RollupSQL.deleteExpired, [kept, limit])
-        }
+        try StorePruning.step(now: now, retention: retention, SQLiteSession(db))
     }
 }
 
@@ -63,7 +58,7 @@ struct WriterConnection {
 /// that arrive meanwhile form the next batch, so the busier the writer, the more one commit carries.
 /// After commits the session applies the checkpoint policy (see `checkpointIfNeeded`); the engine
 /// prunes now and then.
-final class GroupCommitWriter: Sendable {
+final class SQLiteGroupCommitWriter: Sendable {
     /// WAL frames after which a background checkpoint is requested (SQLite's own default threshold).
     static let checkpointFrames = 1000
     /// WAL frames after which the writer checkpoints itself (RESTART), so that the WAL file restarts
@@ -261,22 +256,22 @@ struct SQLiteWriterBackend: GroupCommitBackend {
             guard checkpointer.isIdle else { return }
             readers.releaseIdleSnapshots()
             let restarted =
-                (try? db.checkpoint(.restart, busyTimeoutMilliseconds: GroupCommitWriter.blockingCheckpointWaitMilliseconds)) != nil
+                (try? db.checkpoint(.restart, busyTimeoutMilliseconds: SQLiteGroupCommitWriter.blockingCheckpointWaitMilliseconds)) != nil
             writer.nextBlockingCheckpointFrames =
-                restarted ? GroupCommitWriter.blockingCheckpointFrames : frames + GroupCommitWriter.blockingCheckpointFrames
+                restarted ? SQLiteGroupCommitWriter.blockingCheckpointFrames : frames + SQLiteGroupCommitWriter.blockingCheckpointFrames
             if restarted { counters.walRestarted() }
-            writer.nextBackgroundCheckpointFrames = GroupCommitWriter.checkpointFrames
+            writer.nextBackgroundCheckpointFrames = SQLiteGroupCommitWriter.checkpointFrames
         } else {
             // The WAL started over by itself (a passive checkpoint had copied everything).
-            if frames + GroupCommitWriter.checkpointFrames < writer.nextBackgroundCheckpointFrames {
-                writer.nextBackgroundCheckpointFrames = GroupCommitWriter.checkpointFrames
+            if frames + SQLiteGroupCommitWriter.checkpointFrames < writer.nextBackgroundCheckpointFrames {
+                writer.nextBackgroundCheckpointFrames = SQLiteGroupCommitWriter.checkpointFrames
             }
             // Close to the writer's own checkpoint, after every commit: what the background copies
             // now, the blocking one does not (its pause is most of a count PUT's p99).
-            let catchingUp = frames + GroupCommitWriter.checkpointFrames >= writer.nextBlockingCheckpointFrames
+            let catchingUp = frames + SQLiteGroupCommitWriter.checkpointFrames >= writer.nextBlockingCheckpointFrames
             if catchingUp || frames >= writer.nextBackgroundCheckpointFrames {
                 checkpointer.request()
-                writer.nextBackgroundCheckpointFrames = frames + GroupCommitWriter.checkpointFrames
+                writer.nextBackgroundCheckpointFrames = frames + SQLiteGroupCommitWriter.checkpointFrames
             } else if frames > 0 {
                 checkpointer.requestSoon()
             }
@@ -320,7 +315,7 @@ struct SQLiteBatchSession: GroupCommitSession {
             if state != UserState() { reads.states[user] = state }
         }
         if !events.isEmpty {
-            let replay = try db.cachedStatement(ProcessedEventSQL.replay)
+            let replay = try db.cachedStatement(UserStateSQL.replay)
             for event in events {
                 defer { replay.reset() }
                 try replay.bind(event.userId, at: 1)
@@ -372,7 +367,7 @@ struct SQLiteBatchSession: GroupCommitSession {
         return .statement
     }
 
-    func jobError(for error: any Error) -> any Error { GroupCommitWriter.mapped(error) }
+    func jobError(for error: any Error) -> any Error { SQLiteGroupCommitWriter.mapped(error) }
 
     mutating func committed() {
         db = nil

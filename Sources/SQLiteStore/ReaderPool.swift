@@ -1,5 +1,6 @@
 import Concurrency
 import SQLiteKit
+import SheetStore
 import Synchronization
 
 /// The read side of the SQLite store: one read-only connection per thread (`SQLITE_OPEN_NOMUTEX`),

@@ -1,8 +1,16 @@
 import SQLiteKit
 import SheetPolicy
+import SheetStore
 
-/// Reading and writing one user's `UserState`: one row of `user_states` (see `UserStateCodec`).
+/// Reading and writing one user's `UserState`: one row of `user_states` (see `UserStateCodec`), on
+/// the writer's and readers' connections directly (cached statements: the hot path).
 enum UserStateSQL {
+    /// The shared statements the hot path runs, in SQLite's spelling.
+    static let replay = SQLDialect.sqlite.spell(ProcessedEventSQL.replay)
+    static let insertEvent = SQLDialect.sqlite.spell(ProcessedEventSQL.insert)
+    static let trimEvents = SQLDialect.sqlite.spell(ProcessedEventSQL.trim)
+    static let upsertRollup = SQLDialect.sqlite.spell(RollupSQL.upsert)
+
     /// The user's state: one key lookup; no row is the empty state.
     static func load(userId: String, _ db: Connection) throws -> UserState {
         let statement = try db.cachedStatement("SELECT state FROM user_states WHERE user_id = ?1")
@@ -40,28 +48,23 @@ enum UserStateSQL {
     /// A batch's experiment facts (see `ExperimentSQL`), in the same transaction.
     static func writeExperimentFacts(_ writes: [ExperimentSQL.Write], _ db: Connection) throws {
         for write in writes {
-            let statement = try db.cachedStatement(ExperimentSQL.sqlite(write.sql))
+            let statement = try db.cachedStatement(SQLDialect.sqlite.spell(write.sql))
             defer { statement.reset() }
-            for (index, argument) in write.arguments.enumerated() {
-                switch argument {
-                case .text(let text): try statement.bind(text, at: index + 1)
-                case .integer(let value): try statement.bind(value, at: index + 1)
-                }
-            }
+            for (index, argument) in write.arguments.enumerated() { try statement.bind(SQLiteSession.value(argument), at: index + 1) }
             try statement.run()
         }
     }
 
     /// Records a processed event id and forgets the user's ids that fell out of the latest `keep`.
     static func recordEvent(userId: String, eventId: String, outcome: [UInt8], now: Int64, keep: Int, _ db: Connection) throws {
-        let insert = try db.cachedStatement(ProcessedEventSQL.insert)
+        let insert = try db.cachedStatement(insertEvent)
         defer { insert.reset() }
         try insert.bind(userId, at: 1)
         try insert.bind(eventId, at: 2)
         try insert.bind(outcome, at: 3)
         try insert.bind(now, at: 4)
         try insert.run()
-        let trim = try db.cachedStatement(ProcessedEventSQL.trim)
+        let trim = try db.cachedStatement(trimEvents)
         defer { trim.reset() }
         try trim.bind(userId, at: 1)
         try trim.bind(Int64(keep), at: 2)
@@ -71,7 +74,7 @@ enum UserStateSQL {
     /// Adds a batch's rollup changes, one upsert per (sheet, hour), in key order (same transaction).
     static func add(_ rollups: RollupDeltas, _ db: Connection) throws {
         guard !rollups.isEmpty else { return }
-        let upsert = try db.cachedStatement(RollupSQL.upsert)
+        let upsert = try db.cachedStatement(upsertRollup)
         for (key, counters) in rollups.sorted {
             defer { upsert.reset() }
             try upsert.bind(key.sheetId, at: 1)
@@ -79,16 +82,5 @@ enum UserStateSQL {
             for (i, value) in counters.values.enumerated() { try upsert.bind(value, at: i + 3) }
             try upsert.run()
         }
-    }
-
-    /// Erases the user's state and their last event ids (the caller deleted most of them already, a
-    /// part at a time), and takes them out of the rollups' unique users.
-    static func erase(userId: String, _ db: Connection) throws {
-        var rollups = RollupDeltas()
-        rollups.erase(try load(userId: userId, db))
-        try add(rollups, db)
-        try db.run("DELETE FROM user_states WHERE user_id = ?1", [.text(userId)])
-        try db.run("DELETE FROM processed_events WHERE user_id = ?1", [.text(userId)])
-        try db.run(ExperimentSQL.sqlite(ExperimentSQL.erase), [.text(userId)])
     }
 }

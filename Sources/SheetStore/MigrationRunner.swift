@@ -1,5 +1,4 @@
 import Crypto
-public import SQLiteKit
 
 /// One migration as `sheetd migrate --status` lists it.
 public struct MigrationStatus: Sendable, Equatable {
@@ -78,12 +77,16 @@ public struct MigrationBookkeeping: Sendable {
     }
 }
 
-/// Applies the embedded `migrations/*.sql` in version order, each in one `BEGIN IMMEDIATE`
-/// transaction together with its `schema_migrations` row.
-public struct Migrator: Sendable {
+/// Applies a backend's embedded migrations (`migrations/*.sql`, `migrations/postgres/*.sql`) in
+/// version order, each in one write transaction together with its `schema_migrations` row; written
+/// once over `SQLSession`. Several processes may migrate one database at once: each migration's
+/// transaction checks again that it is still pending (SQLite's write lock settles it), and
+/// PostgreSQL replicas take the dialect's `migrationLock` first (the first migrates, the others
+/// wait, find nothing pending and go on).
+public struct MigrationRunner: Sendable {
     public let migrations: [EmbeddedMigration]
 
-    public init(migrations: [EmbeddedMigration] = shippedMigrations) {
+    public init(_ migrations: [EmbeddedMigration]) {
         self.migrations = migrations.sorted { $0.version < $1.version }
     }
 
@@ -99,89 +102,67 @@ public struct Migrator: Sendable {
     /// The highest version this binary ships.
     public var latestVersion: Int { migrations.last?.version ?? 0 }
 
-    typealias AppliedRow = MigrationBookkeeping.Applied
+    public typealias AppliedRow = MigrationBookkeeping.Applied
 
-    func appliedRows(_ db: Connection) throws -> [Int: AppliedRow] {
-        let exists = try db.scalar("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
-        guard exists != nil else { return [:] }
+    /// What the database's `schema_migrations` records, by version (empty: no table yet).
+    public func appliedRows(_ db: some SQLSession) throws -> [Int: AppliedRow] {
+        guard try !db.query(db.dialect.tableExists, [.text("schema_migrations")]).isEmpty else { return [:] }
         var rows: [Int: AppliedRow] = [:]
-        _ = try db.query("SELECT version, name, checksum, applied_at FROM schema_migrations") { row in
+        for row in try db.query("SELECT version, name, checksum, applied_at FROM schema_migrations", []) {
             rows[row.int(at: 0)] = AppliedRow(name: row.string(at: 1), checksum: row.string(at: 2), appliedAt: row.string(at: 3))
         }
         return rows
     }
 
     /// Refuses a database migrated by a newer binary or whose applied migrations were edited since.
-    func validate(_ applied: [Int: AppliedRow]) throws(StoreError) {
+    public func validate(_ applied: [Int: AppliedRow]) throws(StoreError) {
         try MigrationBookkeeping(migrations).validate(applied)
     }
 
-    /// Lists every shipped migration, plus any recorded version this binary does not know.
-    public func status(_ db: Connection) throws(StoreError) -> [MigrationStatus] {
-        MigrationBookkeeping(migrations).status(try mapErrors { try appliedRows(db) })
+    /// Lists every shipped migration, plus any recorded version this binary does not know. Never writes.
+    public func status(_ db: some SQLSession) throws -> [MigrationStatus] {
+        MigrationBookkeeping(migrations).status(try appliedRows(db))
+    }
+
+    /// The listing of a database that does not exist yet: every migration pending.
+    public func statusOfEmptyDatabase() -> [MigrationStatus] {
+        MigrationBookkeeping(migrations).status([:])
     }
 
     /// Applies the pending migrations; returns the versions applied now (empty when up to date).
+    /// Refuses (`StoreError`) a database migrated by a newer binary or whose applied migrations were
+    /// edited since; the backend's own errors pass through.
     @discardableResult
-    public func migrate(_ db: Connection) throws(StoreError) -> [Int] {
-        try mapErrors {
-            var applied = try appliedRows(db)
-            if applied.isEmpty {
-                // Only create the table when it is missing: a read-only, up-to-date database must open.
-                try db.transaction(.immediate) { try db.execute(Self.createTable) }
-                applied = try appliedRows(db)
-            }
-            try validate(applied)
-            var done: [Int] = []
-            for migration in migrations where applied[migration.version] == nil {
-                let didApply = try db.transaction(.immediate) { () throws -> Bool in
-                    // Another process may have applied it since we looked; the write lock settles it.
-                    let current = try appliedRows(db)
-                    try validate(current)
-                    guard current[migration.version] == nil else { return false }
-                    try db.execute(migration.sql)
-                    try db.run(
-                        """
-                        INSERT INTO schema_migrations (version, name, checksum, applied_at)
-                        VALUES (?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                        """,
-                        [.integer(Int64(migration.version)), .text(migration.name), .text(SHA256.hex(migration.bytes))])
-                    return true
-                }
-                if didApply { done.append(migration.version) }
-            }
-            return done
+    public func migrate(_ db: some SQLSession) throws -> [Int] {
+        if let lock = db.dialect.migrationLock {
+            try db.execute(lock.lock, [])
         }
-    }
-}
-
-/// Runs `body`, turning SQLite errors into store errors (StoreError passes through).
-func mapErrors<T>(_ body: () throws -> T) throws(StoreError) -> T {
-    do {
-        return try body()
-    } catch let error as StoreError {
-        throw error
-    } catch let error as SQLiteError {
-        throw StoreError(error)
-    } catch {
-        throw .failure("\(error)")
-    }
-}
-
-extension StoreError {
-    /// Busy, locked, read-only, full, I/O and open failures are `unavailable` (503, retry later);
-    /// anything else is a `failure`. The message names the SQL.
-    init(_ error: SQLiteError) {
-        self = error.isTransient ? .unavailable(error.description) : .failure(error.description)
-    }
-}
-
-extension Migrator {
-    func statusOfEmptyDatabase() throws(StoreError) -> [MigrationStatus] {
-        migrations.map {
-            MigrationStatus(
-                version: $0.version, name: $0.name, applied: false, appliedAt: nil, checksum: Crypto.SHA256.hex($0.bytes),
-                shipped: true, checksumMatches: nil)
+        defer { if let lock = db.dialect.migrationLock { _ = try? db.execute(lock.unlock, []) } }
+        var applied = try appliedRows(db)
+        if applied.isEmpty {
+            // Only create the table when it is missing: a read-only, up-to-date database must open.
+            try db.transaction { try db.executeScript(Self.createTable) }
+            applied = try appliedRows(db)
         }
+        try validate(applied)
+        var done: [Int] = []
+        for migration in migrations where applied[migration.version] == nil {
+            let didApply = try db.transaction { () throws -> Bool in
+                // Another process may have applied it since we looked; the write lock settles it.
+                let current = try appliedRows(db)
+                try validate(current)
+                guard current[migration.version] == nil else { return false }
+                try db.executeScript(migration.sql)
+                try db.execute(
+                    """
+                    INSERT INTO schema_migrations (version, name, checksum, applied_at)
+                    VALUES ($1, $2, $3, \(db.dialect.nowText))
+                    """,
+                    [.integer(Int64(migration.version)), .text(migration.name), .text(SHA256.hex(migration.bytes))])
+                return true
+            }
+            if didApply { done.append(migration.version) }
+        }
+        return done
     }
 }

@@ -1,0 +1,1 @@
+../SheetStore/SQLiteSheetStore+Revisions.swift
