@@ -5,7 +5,8 @@ import PackageDescription
 // migrate/token/backup/restore/catalog check) → {SheetService, SheetWire, MicroHTTP, SheetStore, PostgresStore, SheetPolicy, JSONKit, Crypto,
 // CJemalloc (the executable's allocator)};
 // SheetService (the service: routes over a store and the policy) → {MicroHTTP, SheetStore,
-// SheetWire, SheetPolicy, Crypto, CurlKit, JSONKit, Concurrency};
+// SheetWire, SheetPolicy, Crypto, CurlKit, JSONKit, Concurrency, Observability}; it serves any SheetStore
+// and links no backend: the executable picks SQLite or PostgreSQL;
 // SheetWire (the API's wire format: request bodies decoded into typed values, every answer encoded) → {SheetPolicy, JSONKit};
 // SheetStore → {SQLiteKit, SheetPolicy, Crypto, Concurrency}; SQLiteKit → CSQLite;
 // MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses, gzip) → {CMicroHTTPD, CZlib, Concurrency, JSONKit, Observability};
@@ -13,7 +14,8 @@ import PackageDescription
 // depends on it and it depends on none of them. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
 // and Synchronization.
-// PostgreSQL backend: SheetService → PostgresStore → {PostgresKit, SheetStore, Concurrency}; PostgresKit → {CLibPQ, Concurrency}.
+// PostgreSQL backend: sheetd → PostgresStore → {PostgresKit, SheetStore, Concurrency}; PostgresKit → {CLibPQ, Concurrency}.
+// Observability is imported by name wherever it is used (MicroHTTP does not re-export it).
 let package = Package(
     name: "sheetd",
     // For the SheetdClient library on Apple platforms (URLSession's async API); the server builds on Linux.
@@ -64,14 +66,16 @@ let package = Package(
         .target(
             name: "SheetService",
             dependencies: [
-                "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "CurlKit", "Concurrency",
+                "MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "CurlKit", "Concurrency", "Observability",
             ],
             exclude: ["Preview", "Console"],
             plugins: ["EmbedPreview", "EmbedConsole"]
         ),
         .executableTarget(
             name: "sheetd",
-            dependencies: ["SheetWire", "SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto", "CJemalloc"],
+            dependencies: [
+                "SheetWire", "SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto", "Observability", "CJemalloc",
+            ],
             plugins: ["EmbedOpenAPI"]
         ),
         // The executable's allocator (Debian's libjemalloc) and its options (the test bundle, which imports sheetd, links it too).
