@@ -74,7 +74,8 @@ let package = Package(
         .executableTarget(
             name: "sheetd",
             dependencies: [
-                "SheetWire", "SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto", "Observability", "CJemalloc",
+                "SheetWire", "SheetService", "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto", "Observability",
+                "CJemalloc",
             ],
             plugins: ["EmbedOpenAPI"]
         ),
@@ -123,10 +124,13 @@ let package = Package(
             name: "ReplicaTests",
             dependencies: ["SheetService", "PostgresStore", "PostgresKit", "SheetStore", "SheetPolicy", "MicroHTTP", "Concurrency", "TestSupport"]),
         // The client against a live in-process server; only the tests link both.
-        // The command line and configuration of the sheetd executable (@testable import sheetd).
+        // The command line and configuration of the sheetd executable (@testable import sheetd), and the
+        // binary as an operator runs it (serve, signals, token, jwks, backup, restore, catalog check).
         .testTarget(
             name: "sheetdTests",
-            dependencies: ["sheetd", "SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "Crypto", "TestSupport"]),
+            dependencies: [
+                "sheetd", "SheetService", "SheetWire", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "Crypto", "Concurrency", "TestSupport",
+            ]),
         // The client's own logic, no server (the presenter, the plan, the fake): also in Package@swift-6.0.swift,
         // so the macOS workflow runs it.
         .testTarget(name: "SheetdClientUnitTests", dependencies: ["SheetdClient", "SheetdClientTesting"]),

@@ -268,7 +268,9 @@ struct Configuration: Sendable {
     /// fits the server's 4 096-byte limit. Lines may end in CRLF (a file saved on Windows); a carriage
     /// return anywhere else is refused. A plain token works, with a warning: the file should hold digests.
     /// Every message names the line, never a token.
-    static func adminTokens(fromFile path: String, besideAdminToken: Bool = false) throws(ConfigurationError) -> (
+    static func adminTokens(
+        fromFile path: String, besideAdminToken: Bool = false
+    ) throws(ConfigurationError) -> (
         tokens: [AdminToken], warnings: [String]
     ) {
         let variable = "--admin-tokens-file/SHEETD_ADMIN_TOKENS_FILE"

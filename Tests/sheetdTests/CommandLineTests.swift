@@ -13,7 +13,7 @@ import Testing
     /// Runs the binary in `directory` with exactly `environment` (plus PATH).
     static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> ProcessTests.Run {
         let process = Process()
-        process.executableURL = ProcessTests.binary
+        process.executableURL = SheetdBinary.url
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
@@ -40,14 +40,14 @@ import Testing
         defer { dir.remove() }
         let secretsPath = dir.path + "/data/dev-secrets.json"
 
-        let first = try Self.run(["token", "--user", "alice"], in: dir.path)
+        let first = try SheetdBinary.run(["token", "--user", "alice"], in: dir.path)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("created new development secrets in \(secretsPath)"), "\(first.stderr)")
         let stored = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: secretsPath))) as? [String: String])
         let secret = try #require(stored["jwtSecret"])
         #expect(try Self.subject(of: first.stdout.trimmingCharacters(in: .whitespacesAndNewlines), secret: secret) == .user("alice"))
 
-        let second = try Self.run(["token", "--user", "bob"], in: dir.path)
+        let second = try SheetdBinary.run(["token", "--user", "bob"], in: dir.path)
         #expect(second.status == 0)
         #expect(second.stderr.contains("signed with the development secret in \(secretsPath)"), "\(second.stderr)")
         #expect(!second.stderr.contains("created"))
@@ -66,7 +66,7 @@ import Testing
             try Data((secret + "\n").utf8).write(to: URL(fileURLWithPath: dir.file("jwt_secret")))
             environment = [variable: dir.file("jwt_secret")]
         }
-        let r = try Self.run(["token", "--user", "carol", "--ttl", "60"], in: dir.path, environment: environment)
+        let r = try SheetdBinary.run(["token", "--user", "carol", "--ttl", "60"], in: dir.path, environment: environment)
         #expect(r.status == 0)
         #expect(r.stderr.isEmpty, "\(r.stderr)")
         #expect(try Self.subject(of: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines), secret: secret) == .user("carol"))
@@ -91,7 +91,7 @@ import Testing
             environment["SHEETD_DB_FILE"] = dir.file("database_url")
         }
         for command in [["serve", "--port", "0"], ["migrate", "--status"]] {
-            let r = try Self.run(command + database, in: dir.path, environment: environment)
+            let r = try SheetdBinary.run(command + database, in: dir.path, environment: environment)
             #expect(r.status != 0, "\(command) connected to port 1")
             #expect(!(r.stdout + r.stderr).contains(password), "\(command): \(r.stdout) \(r.stderr)")
             #expect((r.stdout + r.stderr).contains("127.0.0.1"), "\(command) says where it tried: \(r.stderr)")
@@ -104,7 +104,7 @@ import Testing
         let dir = try TemporaryDirectory(prefix: "sheetd-signals")
         defer { dir.remove() }
         let process = Process()
-        process.executableURL = ProcessTests.binary
+        process.executableURL = SheetdBinary.url
         process.arguments = ["serve", "--port", "0", "--db", dir.file()]
         process.environment = ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"]
         let out = Pipe()
