@@ -21,6 +21,11 @@ public enum SheetdBinary {
         public var status: Int32
         public var stdout: String
         public var stderr: String
+        public init(status: Int32, stdout: String, stderr: String) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+        }
     }
 
     /// Runs `sheetd` to its end; one still running after `deadline` seconds is killed (SIGKILL), so a

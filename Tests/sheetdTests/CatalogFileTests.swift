@@ -1,4 +1,5 @@
 import Foundation
+import SheetPolicy
 import SheetService
 import TestSupport
 import Testing

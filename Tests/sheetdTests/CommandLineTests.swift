@@ -11,7 +11,7 @@ import Testing
 /// `Tests/sheetdTests/ConfigurationTests.swift`.)
 @Suite(.serialized) struct CommandLineTests {
     /// Runs the binary in `directory` with exactly `environment` (plus PATH).
-    static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> ProcessTests.Run {
+    static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> SheetdBinary.Run {
         let process = Process()
         process.executableURL = SheetdBinary.url
         process.arguments = arguments
@@ -22,7 +22,7 @@ import Testing
         process.standardError = err
         try process.run()
         process.waitUntilExit()
-        return ProcessTests.Run(
+        return SheetdBinary.Run(
             status: process.terminationStatus,
             stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
             stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
@@ -40,14 +40,14 @@ import Testing
         defer { dir.remove() }
         let secretsPath = dir.path + "/data/dev-secrets.json"
 
-        let first = try SheetdBinary.run(["token", "--user", "alice"], in: dir.path)
+        let first = try Self.run(["token", "--user", "alice"], in: dir.path)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("created new development secrets in \(secretsPath)"), "\(first.stderr)")
         let stored = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: secretsPath))) as? [String: String])
         let secret = try #require(stored["jwtSecret"])
         #expect(try Self.subject(of: first.stdout.trimmingCharacters(in: .whitespacesAndNewlines), secret: secret) == .user("alice"))
 
-        let second = try SheetdBinary.run(["token", "--user", "bob"], in: dir.path)
+        let second = try Self.run(["token", "--user", "bob"], in: dir.path)
         #expect(second.status == 0)
         #expect(second.stderr.contains("signed with the development secret in \(secretsPath)"), "\(second.stderr)")
         #expect(!second.stderr.contains("created"))
@@ -66,7 +66,7 @@ import Testing
             try Data((secret + "\n").utf8).write(to: URL(fileURLWithPath: dir.file("jwt_secret")))
             environment = [variable: dir.file("jwt_secret")]
         }
-        let r = try SheetdBinary.run(["token", "--user", "carol", "--ttl", "60"], in: dir.path, environment: environment)
+        let r = try Self.run(["token", "--user", "carol", "--ttl", "60"], in: dir.path, environment: environment)
         #expect(r.status == 0)
         #expect(r.stderr.isEmpty, "\(r.stderr)")
         #expect(try Self.subject(of: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines), secret: secret) == .user("carol"))
@@ -91,7 +91,7 @@ import Testing
             environment["SHEETD_DB_FILE"] = dir.file("database_url")
         }
         for command in [["serve", "--port", "0"], ["migrate", "--status"]] {
-            let r = try SheetdBinary.run(command + database, in: dir.path, environment: environment)
+            let r = try Self.run(command + database, in: dir.path, environment: environment)
             #expect(r.status != 0, "\(command) connected to port 1")
             #expect(!(r.stdout + r.stderr).contains(password), "\(command): \(r.stdout) \(r.stderr)")
             #expect((r.stdout + r.stderr).contains("127.0.0.1"), "\(command) says where it tried: \(r.stderr)")
