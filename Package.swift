@@ -129,8 +129,8 @@ let package = Package(
         .testTarget(
             name: "sheetdTests",
             dependencies: [
-                "sheetd", "SheetService", "SheetWire", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "Crypto", "Concurrency", "Observability",
-                "TestSupport",
+                "sheetd", "SheetService", "SheetWire", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "Crypto", "Concurrency",
+                "Observability", "TestSupport",
             ]),
         // The client's own logic, no server (the presenter, the plan, the fake): also in Package@swift-6.0.swift,
         // so the macOS workflow runs it.
