@@ -5,7 +5,8 @@ import PackageDescription
 // migrate/token/backup/restore/catalog check) → {SheetService, SheetWire, MicroHTTP, SheetStore, SQLiteStore, PostgresStore, SheetPolicy, JSONKit, Crypto,
 // CJemalloc (the executable's allocator)};
 // SheetService (the service: routes over a store and the policy) → {MicroHTTP, SheetStore,
-// SheetWire, SheetPolicy, Crypto, CurlKit, JSONKit, Concurrency};
+// SheetWire, SheetPolicy, Crypto, CurlKit, JSONKit, Concurrency, Observability}; it serves any SheetStore
+// and links no backend: the executable picks SQLite or PostgreSQL;
 // SheetWire (the API's wire format: request bodies decoded into typed values, every answer encoded) → {SheetPolicy, JSONKit};
 // SheetStore (the store contract, the group-commit engine, the state codec, the rollups, and the SQL
 // written once over `SQLSession`) → {SheetPolicy, Crypto, Concurrency};
@@ -16,7 +17,8 @@ import PackageDescription
 // depends on it and it depends on none of them. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
 // and Synchronization.
-// PostgreSQL backend: SheetService → PostgresStore → {PostgresKit, SheetStore, Concurrency}; PostgresKit → {CLibPQ, Concurrency}.
+// PostgreSQL backend: sheetd → PostgresStore → {PostgresKit, SheetStore, Concurrency}; PostgresKit → {CLibPQ, Concurrency}.
+// Observability is imported by name wherever it is used (MicroHTTP does not re-export it).
 let package = Package(
     name: "sheetd",
     // For the SheetdClient library on Apple platforms (URLSession's async API); the server builds on Linux.
@@ -74,7 +76,7 @@ let package = Package(
         .target(
             name: "SheetService",
             dependencies: [
-                "MicroHTTP", "SheetStore", "PostgresStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "CurlKit", "Concurrency",
+                "MicroHTTP", "SheetStore", "SheetPolicy", "SheetWire", "JSONKit", "Crypto", "CurlKit", "Concurrency", "Observability",
             ],
             exclude: ["Preview", "Console"],
             plugins: ["EmbedPreview", "EmbedConsole"]
@@ -83,6 +85,7 @@ let package = Package(
             name: "sheetd",
             dependencies: [
                 "SheetWire", "SheetService", "MicroHTTP", "SheetStore", "SQLiteStore", "PostgresStore", "SheetPolicy", "JSONKit", "Crypto",
+                "Observability",
                 "CJemalloc",
             ],
             plugins: ["EmbedOpenAPI"]
@@ -136,10 +139,14 @@ let package = Package(
                 "SheetService", "PostgresStore", "PostgresKit", "SheetStore", "SQLiteStore", "SheetPolicy", "MicroHTTP", "Concurrency", "TestSupport",
             ]),
         // The client against a live in-process server; only the tests link both.
-        // The command line and configuration of the sheetd executable (@testable import sheetd).
+        // The command line and configuration of the sheetd executable (@testable import sheetd), and the
+        // binary as an operator runs it (serve, signals, token, jwks, backup, restore, catalog check).
         .testTarget(
             name: "sheetdTests",
-            dependencies: ["sheetd", "SheetService", "MicroHTTP", "SheetStore", "SheetPolicy", "Crypto", "TestSupport"]),
+            dependencies: [
+                "sheetd", "SheetService", "SheetWire", "MicroHTTP", "SheetStore", "SQLiteKit", "SheetPolicy", "Crypto", "Concurrency",
+                "Observability", "TestSupport",
+            ]),
         // The client's own logic, no server (the presenter, the plan, the fake): also in Package@swift-6.0.swift,
         // so the macOS workflow runs it.
         .testTarget(name: "SheetdClientUnitTests", dependencies: ["SheetdClient", "SheetdClientTesting"]),

@@ -1,13 +1,13 @@
 // sheetd's allocator: Debian's jemalloc, linked into the executable so that it serves every malloc
-// of the process (Swift runtime, libmicrohttpd, SQLite). In the 80/15/5 mix it costs about 1.4 us
-// less CPU per request than glibc's malloc, for about 3 MiB more peak RSS (BENCHMARKS.md).
+// of the process (Swift runtime, libmicrohttpd, SQLite): less CPU per request than glibc's malloc in
+// the request mix, for a little more peak RSS (the figures: BENCHMARKS.md, docs/benchmarks-history.md).
 #include "cjemalloc.h"
 #include <jemalloc/jemalloc.h>
 #include <stdio.h>
 
 // Read by jemalloc when it initializes, before main: one arena, and dirty pages returned to the
-// kernel at once (no decay timer). Measured in the mix with one worker: these options saved
-// 1.2-1.4 us per request, jemalloc's defaults nothing (docs/benchmarks-history.md).
+// kernel at once (no decay timer): the gain is from these options, jemalloc with its defaults saved
+// nothing (measured with one worker: docs/benchmarks-history.md, "jemalloc").
 const char *malloc_conf = "narenas:1,dirty_decay_ms:0,muzzy_decay_ms:0";
 
 int cjemalloc_describe(char *buffer, size_t size) {

@@ -1,4 +1,5 @@
 import JSONKit
+import Observability
 import Synchronization
 
 #if canImport(Glibc)

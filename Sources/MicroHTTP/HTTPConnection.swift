@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Observability
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Concurrency
+import Observability
 import Synchronization
 
 #if canImport(Glibc)

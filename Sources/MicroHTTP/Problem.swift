@@ -1,5 +1,5 @@
 import JSONKit
-import Observability
+public import Observability
 
 /// An RFC 9457 problem: an error that renders itself as an `application/problem+json` response.
 ///

@@ -1,3 +1,5 @@
+import Observability
+
 /// Routing and running a handler, the dispatch step of the request lifecycle (`ServerCore.handle`,
 /// over MHD's connection or a test's fake one). Every outcome is a response, a refusal, or a deferred
 /// response to start.

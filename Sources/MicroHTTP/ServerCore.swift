@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Observability
 import Synchronization
 
 #if canImport(Glibc)

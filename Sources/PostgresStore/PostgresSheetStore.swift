@@ -25,7 +25,7 @@ public final class PostgresSheetStore: SQLSheetStore {
     private let writers: [GroupCommitEngine<PostgresWriterBackend>]
     private let statistics = WriteCounters()
     /// What the writers run with the catalog version of each batch (`checkCatalogVersionPerBatch`).
-    private let catalogCheck = CatalogCheck()
+    private let catalogCheck = BatchCatalogVersionCheck()
     private let closed = Atomic<Bool>(false)
     /// The NOTIFY channel and this store's instance id (see `ChangeNotifier`).
     let notifier: ChangeNotifier

@@ -15,7 +15,7 @@ struct PostgresWriterBackend: GroupCommitBackend {
     /// Tells the other replicas which users each committed batch changed (one NOTIFY per batch).
     let notifier: ChangeNotifier
     /// Run with the catalog version read in each batch's transaction, before its bodies run.
-    let catalogCheck: CatalogCheck
+    let catalogCheck: BatchCatalogVersionCheck
 
     func withSession<R, E: Error>(_ body: (inout PostgresBatchSession) throws(E) -> R) throws(E) -> R {
         try connection.withLock { (current: inout PostgresConnection?) throws(E) -> R in
@@ -156,7 +156,7 @@ struct PostgresBatchSession: GroupCommitSession {
 
 /// What a store's writers run once per batch with the catalog version read in the batch's
 /// transaction, before any of its bodies runs (nil: nothing, and no version is read).
-final class CatalogCheck: Sendable {
+final class BatchCatalogVersionCheck: Sendable {
     /// The closure in a class: a closure kept in `Mutex`'s generic storage came back wrapped in one
     /// more reabstraction thunk at every read, and calls to it grew ever deeper.
     private final class Check: Sendable {

@@ -301,7 +301,8 @@ struct SQLiteBatchSession: GroupCommitSession {
         var reads = BatchReads()
         // Rows this process committed last are in memory; they are the stored rows when nothing has
         // committed since this writer's last commit and no batch is still publishing (invariant 4
-        // of `RecentUserStates`). In the 80/15/5 mix this skips most of the batch's SELECTs.
+        // of `RecentUserStates`). Under a steady mix this skips most of the batch's SELECTs
+        // (docs/benchmarks-history.md, "The writer's reads").
         let recent = backend.readers.recentStates
         let memoryIsStored = writer.nothingCommittedSinceLastCommit(db) && !recent.isPublishing
         for user in users {

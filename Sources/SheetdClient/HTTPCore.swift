@@ -121,13 +121,6 @@ package struct HTTPCore: Sendable {
         }
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        #if canImport(FoundationNetworking)
-        // swift-corelibs-foundation (libcurl underneath) now and then stalls a session on gzip-encoded
-        // answers when many run at once (seen in this package's client tests, about half of the full
-        // runs, none with identity answers): on Linux the client asks for identity. Apple's URLSession
-        // keeps gzip.
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        #endif
         if let body {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

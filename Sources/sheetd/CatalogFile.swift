@@ -1,48 +1,22 @@
 import FoundationEssentials
-import JSONKit
-import MicroHTTP
 import SheetPolicy
 import SheetService
-import SheetWire
 
-/// The `--catalog` file: `{"sheets": [definition, ...]}` in the API's own definition format.
+/// The `--catalog` file: `{"sheets": [definition, ...]}` in the API's own definition format, read by
+/// the one catalog file reader (`CatalogCheck`, which `sheetd catalog check` and the impact route use),
+/// with the server's catalog limits.
 enum CatalogFile {
-    /// Every definition of the file, or an error naming the first bad entry.
-    static func load(path: String) throws(ConfigurationError) -> [SheetDefinition] {
+    /// Every definition of the file, or an error naming the first error finding (and how many more).
+    static func load(path: String, limits: CatalogLimits) throws(ConfigurationError) -> [SheetDefinition] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError("catalog \(path): cannot read the file")
         }
-        let root: [String: JSONValue]
-        do {
-            root = try JSONBody.object(Array(data), subject: "the file")
-        } catch {
-            throw ConfigurationError("catalog \(path): \(error.detail)")
-        }
-        guard root.count == 1, case .array(let entries)? = root["sheets"] else {
-            throw ConfigurationError("catalog \(path): expected {\"sheets\": [...]}")
-        }
-        var definitions: [SheetDefinition] = []
-        var seen: Set<String> = []
-        for (index, entry) in entries.enumerated() {
-            guard let object = entry.objectMembers else {
-                throw ConfigurationError("catalog \(path): sheets[\(index)] is not an object")
-            }
-            var name = "sheets[\(index)]"
-            if case .string(let id)? = object["id"] { name += " '\(id)'" }
-            do {
-                let definition = try SheetDefinition.decode(object, pathId: nil).checkingDesignRules()
-                guard seen.insert(definition.id).inserted else {
-                    throw ConfigurationError("catalog \(path): \(name): the id appears twice")
-                }
-                definitions.append(definition)
-            } catch let error as WireError {
-                throw ConfigurationError("catalog \(path): \(name): \(error.detail)")
-            } catch let error as ConfigurationError {
-                throw error
-            } catch {
-                throw ConfigurationError("catalog \(path): \(name): \(error)")
-            }
-        }
-        return definitions
+        let (findings, definitions) = CatalogCheck.validate(Array(data), limits: limits)
+        let errors = findings.filter { $0.severity == .error }
+        guard let first = errors.first else { return definitions }
+        var message = "catalog \(path): \(first.path.isEmpty ? "" : "\(first.path): ")\(first.reason)"
+        if let id = first.sheetId { message += " (sheet '\(id)')" }
+        if errors.count > 1 { message += "; and \(errors.count - 1) more (sheetd catalog check \(path) lists them)" }
+        throw ConfigurationError(message)
     }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MicroHTTP
+import Observability
 import SQLiteStore
 import SheetPolicy
 import SheetService
@@ -231,8 +232,17 @@ struct Configuration: Sendable {
         }
         if let v = values["--jwt-leeway"] { c.tokenClockSkewSeconds = try integer(v, "--jwt-leeway/SHEETD_JWT_LEEWAY", 0...3600) }
         if let v = values["--jwt-secret"], !v.isEmpty { c.jwtSecret = v }
-        if let v = values["--admin-token"], !v.isEmpty { c.adminToken = v }
-        if let v = values["--admin-tokens-file"], !v.isEmpty { (c.adminTokens, c.warnings) = try adminTokens(fromFile: v) }
+        if let v = values["--admin-token"], !v.isEmpty {
+            guard v.utf8.count <= TokenVerifier.maximumTokenBytes else {
+                throw ConfigurationError(
+                    "--admin-token/SHEETD_ADMIN_TOKEN: the token is \(v.utf8.count) bytes; the server refuses bearer tokens over "
+                        + "\(TokenVerifier.maximumTokenBytes) bytes, so it could never be used")
+            }
+            c.adminToken = v
+        }
+        if let v = values["--admin-tokens-file"], !v.isEmpty {
+            (c.adminTokens, c.warnings) = try adminTokens(fromFile: v, besideAdminToken: c.adminToken != nil)
+        }
         try c.parseKeySettings(values)
         if let v = values["--catalog-revisions"] {
             c.catalogRevisions = try integer(v, "--catalog-revisions/SHEETD_CATALOG_REVISIONS", 1...1_000_000)
@@ -254,37 +264,64 @@ struct Configuration: Sendable {
     }
 
     /// The `name sha256:<hex>` (or `name token`) lines of `path` (blank lines and `#` comments
-    /// skipped). Names are 1 to 64 letters, digits, `.`, `_` or `-`, each used once; a token (or
-    /// digest) is used once too. A plain token works, with a warning: the file should hold digests.
-    static func adminTokens(fromFile path: String) throws(ConfigurationError) -> (tokens: [AdminToken], warnings: [String]) {
+    /// skipped). Names are 1 to 64 letters, digits, `.`, `_` or `-`, each used once (`admin` is
+    /// `SHEETD_ADMIN_TOKEN`'s name when that is set); a token (or digest) is used once too, and a token
+    /// fits the server's 4 096-byte limit. Lines may end in CRLF (a file saved on Windows); a carriage
+    /// return anywhere else is refused. A plain token works, with a warning: the file should hold digests.
+    /// Every message names the line, never a token.
+    static func adminTokens(
+        fromFile path: String, besideAdminToken: Bool = false
+    ) throws(ConfigurationError) -> (
+        tokens: [AdminToken], warnings: [String]
+    ) {
         let variable = "--admin-tokens-file/SHEETD_ADMIN_TOKENS_FILE"
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ConfigurationError("\(variable): cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw ConfigurationError("\(variable): cannot read \(path)") }
         var tokens: [AdminToken] = []
         var plainLines: [Int] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmed()
+        // Split on LF bytes: a Swift String takes CRLF as one Character, so a CRLF file would be one line.
+        for (index, rawLine) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            let number = index + 1
+            var bytes = rawLine[...]
+            if bytes.last == UInt8(ascii: "\r") { bytes = bytes.dropLast() }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw ConfigurationError("\(variable): line \(number) of \(path) is not UTF-8")
+            }
+            guard !bytes.contains(UInt8(ascii: "\r")) else {
+                throw ConfigurationError(
+                    "\(variable): line \(number) of \(path) holds a carriage return (CR) inside the line; lines end in LF or CRLF")
+            }
+            let line = text.trimmed()
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             // The line number only: a message never shows a token.
-            guard parts.count == 2 else { throw ConfigurationError("\(variable): line \(index + 1) of \(path) is not 'name sha256:<hex>'") }
+            guard parts.count == 2 else { throw ConfigurationError("\(variable): line \(number) of \(path) is not 'name sha256:<hex>'") }
             let name = String(parts[0])
             guard (1...64).contains(name.count), name.utf8.allSatisfy(Self.isNameByte)
-            else { throw ConfigurationError("\(variable): line \(index + 1): a name is 1 to 64 letters, digits, '.', '_' or '-'") }
+            else { throw ConfigurationError("\(variable): line \(number): a name is 1 to 64 letters, digits, '.', '_' or '-'") }
             guard !tokens.contains(where: { $0.name == name }) else {
-                throw ConfigurationError("\(variable): line \(index + 1): the name \(name) is used twice")
+                throw ConfigurationError("\(variable): line \(number): the name \(name) is used twice")
+            }
+            guard !(besideAdminToken && name == "admin") else {
+                throw ConfigurationError(
+                    "\(variable): line \(number): the name admin is SHEETD_ADMIN_TOKEN's while that is set; name this token otherwise")
             }
             let token: AdminToken
             if parts[1].hasPrefix("sha256:") {
                 guard let digest = Self.hexBytes(parts[1].dropFirst(7)), digest.count == 32 else {
-                    throw ConfigurationError("\(variable): line \(index + 1): sha256: must be followed by 64 hex digits")
+                    throw ConfigurationError("\(variable): line \(number): sha256: must be followed by 64 hex digits")
                 }
                 token = AdminToken(name: name, digest: digest)
             } else {
+                guard parts[1].utf8.count <= TokenVerifier.maximumTokenBytes else {
+                    throw ConfigurationError(
+                        "\(variable): line \(number): the token is \(parts[1].utf8.count) bytes; the server refuses bearer tokens over "
+                            + "\(TokenVerifier.maximumTokenBytes) bytes, so it could never be used")
+                }
                 token = AdminToken(name: name, token: String(parts[1]))
-                plainLines.append(index + 1)
+                plainLines.append(number)
             }
             guard !tokens.contains(where: { $0.digest == token.digest }) else {
-                throw ConfigurationError("\(variable): line \(index + 1): a token is used twice")
+                throw ConfigurationError("\(variable): line \(number): a token is used twice")
             }
             tokens.append(token)
         }

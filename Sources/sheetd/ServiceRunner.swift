@@ -1,6 +1,7 @@
 import CJemalloc
 import FoundationEssentials
 import MicroHTTP
+import Observability
 import SheetPolicy
 import SheetService
 import SheetStore
@@ -27,7 +28,9 @@ enum ServiceRunner {
         var catalogDefinitions: [SheetDefinitionList] = []
         if let path = configuration.catalogPath {
             do {
-                catalogDefinitions = [SheetDefinitionList(path: path, definitions: try CatalogFile.load(path: path))]
+                catalogDefinitions = [
+                    SheetDefinitionList(path: path, definitions: try CatalogFile.load(path: path, limits: configuration.catalogLimits))
+                ]
             } catch {
                 printError(error.message)
                 return 2

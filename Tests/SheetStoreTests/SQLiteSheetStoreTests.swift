@@ -466,7 +466,10 @@ final class Observer: Sendable {
             try store.writer.withLock { writer in
                 let db = try #require(writer.current)
                 let pages = try #require(try db.pragma("page_count"))
-                guard case .integer(let count) = pages else { return }
+                guard case .integer(let count) = pages else {
+                    Issue.record("page_count is not an integer: \(pages)")
+                    return
+                }
                 try db.execute("PRAGMA max_page_count = \(count)")
             }
             let error = try #require(

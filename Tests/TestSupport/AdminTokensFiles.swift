@@ -9,6 +9,7 @@ public enum AdminTokensFiles {
     /// Files refused for one of their lines; `token-1`, `token-2` and `same` are the tokens a message must never show.
     public static let bad = [
         "alice\n", "alice a b\n", "älice token-1\n", "bad/name token-1\n", "alice token-1\nalice token-2\n", "alice same\nbob same\n",
+        "alice tok\ren-1\n", "alice token-1\r\rbob token-2\n", "alice token-" + String(repeating: "x", count: 4096) + "\n",
     ]
 
     /// `text` written to the file `tokens` in `dir`; returns its path.

@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTP
+import Observability
 import SheetService
 import SheetStore
 import TestSupport

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SheetService
+import SheetWire
 import TestSupport
 import Testing
 

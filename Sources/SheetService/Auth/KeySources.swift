@@ -2,6 +2,7 @@ import Concurrency
 import CurlKit
 import FoundationEssentials
 import MicroHTTP
+import Observability
 
 #if canImport(Glibc)
 import Glibc

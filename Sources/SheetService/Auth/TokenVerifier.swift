@@ -1,7 +1,7 @@
 import Crypto
 import JSONKit
 import SheetPolicy
-import SheetWire
+public import SheetWire
 
 #if canImport(Glibc)
 import Glibc
@@ -66,34 +66,6 @@ public struct AdminToken: Sendable, Equatable {
     }
 }
 
-/// What a user token's claims must say, beyond a valid signature and time (`SHEETD_JWT_ISSUER`,
-/// `SHEETD_JWT_AUDIENCE`, `SHEETD_JWT_SUBJECT_CLAIM`, `SHEETD_ADMIN_CLAIM`).
-public struct TokenClaimRules: Sendable, Equatable {
-    /// `iss` must be exactly this, when set.
-    public var issuer: String?
-    /// `aud` must be this string or an array containing it, when set.
-    public var audience: String?
-    /// The claim that names the user (`sub` by default).
-    public var subjectClaim = "sub"
-    /// A token whose claim `name` is `value` (or an array containing it) is the admin's.
-    public var adminClaim: (name: String, value: String)? {
-        get { adminClaimName.map { ($0, adminClaimValue ?? "") } }
-        set {
-            adminClaimName = newValue?.name
-            adminClaimValue = newValue?.value
-        }
-    }
-    private var adminClaimName: String?
-    private var adminClaimValue: String?
-
-    public init(issuer: String? = nil, audience: String? = nil, subjectClaim: String = "sub", adminClaim: (name: String, value: String)? = nil) {
-        self.issuer = issuer
-        self.audience = audience
-        self.subjectClaim = subjectClaim
-        self.adminClaim = adminClaim
-    }
-}
-
 /// Verifies admin tokens and user tokens (HS256 with a shared secret; RS256, ES256 and EdDSA with a
 /// JWKS's public keys), and issues HS256 user tokens (`sheetd token`).
 public struct TokenVerifier: Sendable {
@@ -111,8 +83,6 @@ public struct TokenVerifier: Sendable {
     /// A JOSE header longer than this (base64url) is refused before it is decoded: with several keys
     /// the header is read before the signature (for its `kid`), so this bounds that work.
     static let maximumHeaderBytes = 1024
-    /// `exp`, `nbf` and `iat` outside 1970 to 9999 are refused: a NumericDate out there is a forgery or a bug.
-    static let numericDateRange: ClosedRange<Int64> = 0...253_402_300_799
     /// Header members that would let a token pick or carry its own key, and `crit` (no extension is implemented).
     static let forbiddenHeaderMembers = ["jku", "x5u", "jwk", "x5c", "crit"]
     /// Tokens that already verified (see `VerifiedTokenCache`); shared by copies of this verifier.
@@ -256,7 +226,7 @@ public struct TokenVerifier: Sendable {
         // decoded or parsed: an unauthenticated client gets no further than one verification.
         guard key.verifies(signature, over: token[..<dot2].utf8) else { throw .badSignature }
         if !headerChecked { try Self.check(try Self.header(parts[0]), for: key) }
-        guard let payloadBytes = Base64URL.decode(parts[1]), let payload = Self.object(payloadBytes) else { throw .malformed }
+        guard let payload = Base64URL.decode(parts[1]) else { throw .malformed }
         let entry = try claims(payload, epoch: keySet.epoch)
         _ = try entry.check(now: now, skew: clockSkewSeconds)
         // Only now is the token known to verify (the time checks are redone on every hit).
@@ -293,35 +263,18 @@ public struct TokenVerifier: Sendable {
         throw .unknownKey(kid)
     }
 
-    /// The verified token's claims checked against the rules (issuer, audience, subject, admin claim, NumericDates).
-    private func claims(_ payload: [String: JSONValue], epoch: Int) throws(TokenError) -> VerifiedTokenCache.Entry {
-        if let issuer = claimRules.issuer {
-            guard case .string(issuer)? = payload["iss"] else { throw .invalidClaims("iss is not the configured issuer") }
-        }
-        if let audience = claimRules.audience {
-            switch payload["aud"] {
-            case .string(audience)?: break
-            case .array(let list)? where list.contains(.string(audience)): break
-            default: throw .invalidClaims("aud does not name the configured audience")
+    /// The verified token's claims (SheetWire reads them against the rules), as a cache entry.
+    private func claims(_ payload: [UInt8], epoch: Int) throws(TokenError) -> VerifiedTokenCache.Entry {
+        let claims: VerifiedTokenClaims
+        do {
+            claims = try claimRules.claims(ofPayload: payload)
+        } catch {
+            switch error {
+            case .malformed: throw .malformed
+            case .invalid(let why): throw .invalidClaims(why)
             }
         }
-        let subjectClaim = claimRules.subjectClaim
-        guard case .string(let sub)? = payload[subjectClaim], Identifier.isValid(sub) else {
-            throw .invalidClaims("\(subjectClaim) must be a user id (1-128 of A-Z a-z 0-9 . _ : @ -)")
-        }
-        guard let rawExp = payload["exp"] else { throw .invalidClaims("exp (a NumericDate) is required") }
-        let exp = try Self.numericDate(rawExp, "exp")
-        if let rawIat = payload["iat"] { _ = try Self.numericDate(rawIat, "iat") }
-        let nbf = try payload["nbf"].map { v throws(TokenError) in try Self.numericDate(v, "nbf") }
-        var isAdmin = false
-        if let (name, value) = claimRules.adminClaim {
-            switch payload[name] {
-            case .string(value)?: isAdmin = true
-            case .array(let list)?: isAdmin = list.contains(.string(value))
-            default: break
-            }
-        }
-        return VerifiedTokenCache.Entry(subject: sub, exp: exp, nbf: nbf, isAdmin: isAdmin, epoch: epoch)
+        return VerifiedTokenCache.Entry(subject: claims.subject, exp: claims.expires, nbf: claims.notBefore, isAdmin: claims.isAdmin, epoch: epoch)
     }
 
     /// A signed HS256 user token for `sub`, valid for `ttl` seconds from `now` (the single secret).
@@ -332,21 +285,6 @@ public struct TokenVerifier: Sendable {
 
     private static func object(_ bytes: [UInt8]) -> [String: JSONValue]? {
         (try? JSONReader.read(bytes))?.objectMembers
-    }
-
-    /// A JSON NumericDate from 1970 to 9999: an integer or a finite number of seconds (fractions are truncated).
-    private static func numericDate(_ value: JSONValue, _ name: String) throws(TokenError) -> Int64 {
-        let seconds: Int64?
-        switch value {
-        case .integer(let i): seconds = i
-        case .number(let d) where d.isFinite && abs(d) < 1e15: seconds = Int64(d)
-        default: seconds = nil
-        }
-        guard let seconds, numericDateRange.contains(seconds) else {
-            throw .invalidClaims(
-                "\(name) must be a NumericDate from \(numericDateRange.lowerBound) to \(numericDateRange.upperBound) (seconds since 1970)")
-        }
-        return seconds
     }
 
     /// `now` is past `exp` by more than `leeway`; never overflows (a sum that would is no expiry).

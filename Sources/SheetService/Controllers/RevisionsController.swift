@@ -82,8 +82,7 @@ struct RevisionsController: RouteController {
             do {
                 var loaded = Catalog()
                 for sheet in old.sheets {
-                    let object = try RequestBody.object(Array(sheet.json.utf8), subject: "the sheet '\(sheet.id)' of revision \(number)")
-                    loaded.upsert(try SheetDefinition.parse(object, pathId: sheet.id))
+                    loaded.upsert(try SheetDefinition.stored(sheet.json, id: sheet.id, subject: "the sheet '\(sheet.id)' of revision \(number)"))
                 }
                 loaded.settings = old.settings
                 return .restore(revision: number, catalog: loaded)
@@ -129,7 +128,7 @@ struct RevisionsController: RouteController {
 
     /// The top-level members whose values differ between two definitions' JSON, sorted.
     private static func changedMembers(_ a: String, _ b: String) -> [String] {
-        guard let x = try? RequestBody.object(Array(a.utf8)), let y = try? RequestBody.object(Array(b.utf8)) else { return [] }
+        guard let x = try? StoredDocument.object(a, subject: "a"), let y = try? StoredDocument.object(b, subject: "b") else { return [] }
         return Set(x.keys).union(y.keys).filter { x[$0] != y[$0] }.sorted()
     }
 }

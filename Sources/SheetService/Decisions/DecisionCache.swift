@@ -136,8 +136,8 @@ final class DecisionCache: Sendable {
     /// (every byte is compared), and a decision computed again is usually one already seen.
     func answer(userId: String, body: [UInt8], etag: ([UInt8]) -> String) -> Answer {
         // Interned by the bytes' own fingerprint, so one copy serves the whole process. Interned
-        // per user shard instead, each shard kept its own copy: in the mix's 10 000 users that was
-        // 25 MiB of duplicate bodies, and cooler memory to send them from.
+        // per user shard instead, each shard kept its own copy: megabytes of duplicate bodies, and
+        // cooler memory to send them from (docs/benchmarks-history.md, "Interning").
         let key = Self.fingerprint(body.span), hash = key
         if let interned = answers.value(for: key, hash: hash) {
             let internedBody = interned.body  // a local, whose span lives for the comparison

@@ -1,4 +1,5 @@
 import MicroHTTP
+import Observability
 import SheetPolicy
 import SheetStore
 import Synchronization

@@ -1,4 +1,5 @@
 import MicroHTTP
+import Observability
 import SheetStore
 
 extension StateLimitExceeded {

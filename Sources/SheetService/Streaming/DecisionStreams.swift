@@ -1,5 +1,6 @@
 import Concurrency
 import MicroHTTP
+import Observability
 import SheetPolicy
 import Synchronization
 

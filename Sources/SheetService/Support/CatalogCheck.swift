@@ -1,6 +1,6 @@
 import JSONKit
 import MicroHTTP
-import SheetPolicy
+public import SheetPolicy
 
 /// A catalog file validated offline, by the same parser, design rules and limits as
 /// `PUT /v1/sheets/{sheetId}` and `--catalog` (so the same messages), plus the design documents'
@@ -24,7 +24,7 @@ public enum CatalogCheck {
     }
 
     /// The findings, and the definitions that passed (all of them when no finding is an error).
-    static func validate(_ data: [UInt8], limits: CatalogLimits) -> (findings: [Finding], definitions: [SheetDefinition]) {
+    public static func validate(_ data: [UInt8], limits: CatalogLimits) -> (findings: [Finding], definitions: [SheetDefinition]) {
         let root: [String: JSONValue]
         do {
             root = try RequestBody.object(data, subject: "the file")

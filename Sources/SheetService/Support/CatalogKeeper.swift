@@ -1,4 +1,5 @@
 import MicroHTTP
+import Observability
 import SheetPolicy
 import SheetStore
 import SheetWire
@@ -54,8 +55,7 @@ final class CatalogKeeper: Sendable {
     static func storedCatalog(_ store: any CatalogStore) throws -> Catalog {
         var catalog = Catalog()
         for stored in try store.catalog() {
-            let object = try RequestBody.object(Array(stored.json.utf8), subject: "the stored sheet '\(stored.id)'")
-            catalog.upsert(try SheetDefinition.parse(object, pathId: stored.id))
+            catalog.upsert(try SheetDefinition.stored(stored.json, id: stored.id))
         }
         // The campaign settings travel with the catalog snapshot (a change bumps its version).
         catalog.settings = try store.settings()

@@ -1,4 +1,5 @@
 import MicroHTTP
+import Observability
 import Synchronization
 
 /// How many events one user may report: a token bucket per user id, filled at `eventsPerMinute / 60`

@@ -1,4 +1,5 @@
 import MicroHTTP
+import Observability
 import SheetStore
 
 /// The service's own problem+json answers (RFC 9457), one factory per kind; slug, status and title

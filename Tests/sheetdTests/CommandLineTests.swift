@@ -11,9 +11,9 @@ import Testing
 /// `Tests/sheetdTests/ConfigurationTests.swift`.)
 @Suite(.serialized) struct CommandLineTests {
     /// Runs the binary in `directory` with exactly `environment` (plus PATH).
-    static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> ProcessTests.Run {
+    static func run(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> SheetdBinary.Run {
         let process = Process()
-        process.executableURL = ProcessTests.binary
+        process.executableURL = SheetdBinary.url
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
@@ -22,7 +22,7 @@ import Testing
         process.standardError = err
         try process.run()
         process.waitUntilExit()
-        return ProcessTests.Run(
+        return SheetdBinary.Run(
             status: process.terminationStatus,
             stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
             stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
@@ -104,7 +104,7 @@ import Testing
         let dir = try TemporaryDirectory(prefix: "sheetd-signals")
         defer { dir.remove() }
         let process = Process()
-        process.executableURL = ProcessTests.binary
+        process.executableURL = SheetdBinary.url
         process.arguments = ["serve", "--port", "0", "--db", dir.file()]
         process.environment = ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"]
         let out = Pipe()

@@ -5,39 +5,6 @@ import Testing
 
 /// The `sheetd` binary as an operator runs it: configuration errors, graceful stop.
 @Suite(.serialized) struct ProcessTests {
-    static var binary: URL {
-        // The test bundle sits beside the executables in .build/<triple>/debug.
-        var url = Bundle.main.bundleURL
-        while url.pathComponents.count > 1, !FileManager.default.fileExists(atPath: url.appending(path: "sheetd").path) {
-            url = url.deletingLastPathComponent()
-        }
-        return url.appending(path: "sheetd")
-    }
-
-    struct Run { var status: Int32; var stdout: String; var stderr: String }
-
-    /// Runs `sheetd` to its end; one still running after `deadline` seconds is killed (SIGKILL), so a
-    /// command that should have refused to start cannot hang the suite.
-    static func run(_ arguments: [String], environment: [String: String] = [:], deadline: Double = 120) throws -> Run {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: watchdog)
-        process.waitUntilExit()
-        watchdog.cancel()
-        return Run(
-            status: process.terminationStatus,
-            stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-            stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-    }
-
     /// Invalid configuration: one clear line on stderr, exit code 2, no backtrace.
     @Test(arguments: [
         (["serve", "--port", "99999"], [String: String]()),
@@ -49,7 +16,7 @@ import Testing
         (["frobnicate"], [:]),
     ])
     func invalidConfigurationExitsTwo(arguments: [String], environment: [String: String]) throws {
-        let r = try Self.run(arguments, environment: environment)
+        let r = try SheetdBinary.run(arguments, environment: environment)
         #expect(r.status == 2)
         let lines = r.stderr.split(separator: "\n")
         #expect(lines.count == 1, "stderr: \(r.stderr)")
@@ -58,10 +25,10 @@ import Testing
 
     /// --help and --version answer and exit 0.
     @Test func helpAndVersion() throws {
-        let help = try Self.run(["--help"])
+        let help = try SheetdBinary.run(["--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("SHEETD_PORT"))
-        let version = try Self.run(["--version"])
+        let version = try SheetdBinary.run(["--version"])
         #expect(version.status == 0)
         #expect(version.stdout.hasPrefix("sheetd "))
     }
@@ -82,7 +49,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let catalog = dir.appending(path: "catalog.json")
         try Data(#"{"sheets":[{"id":"fine","kind":"action","screen":"s"},{"id":"broken","kind":"cards","screen":"s"}]}"#.utf8).write(to: catalog)
-        let r = try Self.run(
+        let r = try SheetdBinary.run(
             ["serve", "--db", dir.appending(path: "db.sqlite").path, "--catalog", catalog.path, "--port", "0"],
             environment: ["SHEETD_JWT_SECRET": "x", "SHEETD_ADMIN_TOKEN": "y"])
         #expect(r.status == 2)
@@ -140,7 +107,7 @@ import Testing
             let dir = try TemporaryDirectory(prefix: "sheetd-term-load")
             defer { dir.remove() }
             let process = try SpawnedProcess(
-                Self.binary.path,
+                SheetdBinary.url.path,
                 ["serve", "--port", "0", "--db", dir.file(), "--threads", "1", "--decision-cache", "0", "--access-log", "false"],
                 environment: ["SHEETD_JWT_SECRET=secret", "SHEETD_ADMIN_TOKEN=admin"])
             let reader = LineReader(process.output)
@@ -198,136 +165,6 @@ import Testing
     }
 }
 
-/// Reads a pipe line by line on a background thread.
-final class LineReader: Sendable {
-    private let lines = Locked<[String]>([])
-    init(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let nl = pending.firstIndex(of: 0x0a) {
-                    let line = String(decoding: pending[pending.startIndex..<nl], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...nl)
-                    lines.withLock { $0.append(line) }
-                }
-            }
-        }
-    }
-    /// Lines read so far that satisfy `predicate`.
-    func count(where predicate: (String) -> Bool) -> Int {
-        lines.withLock { $0.filter(predicate).count }
-    }
-
-    var all: [String] { lines.withLock { $0 } }
-
-    func waitFor(_ needle: String, seconds: Double) -> String? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            let found = lines.withLock { $0.first { $0.contains(needle) } }
-            if let found { return found }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return nil
-    }
-}
-
-/// `sheetd serve --port 0` over a database in a temporary directory, its stdout read line by line;
-/// stopped (SIGKILL if still running) and cleaned up when released.
-final class LaunchedSheetd {
-    let process = Process()
-    let reader: LineReader
-    let port: Int
-    /// Its "listening" log line.
-    let listening: String
-    /// The SQLite file it serves.
-    let databasePath: String
-    /// Removed when released (nil: the caller's database, left alone).
-    private let directory: URL?
-
-    /// Admin token `admin`, JWT secret `secret`; `arguments` follow `serve --port 0 --db <temp file>`
-    /// (or `database`, which stays when released).
-    init(_ arguments: [String] = [], database: String? = nil) throws {
-        if let database {
-            directory = nil
-            databasePath = database
-        } else {
-            let made = FileManager.default.temporaryDirectory.appending(path: "sheetd-process-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
-            directory = made
-            databasePath = made.appending(path: "db.sqlite").path
-        }
-        process.executableURL = ProcessTests.binary
-        process.arguments = ["serve", "--port", "0", "--db", databasePath] + arguments
-        process.environment = ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        reader = LineReader(out.fileHandleForReading)
-        guard let listening = reader.waitFor("\"msg\":\"listening\"", seconds: 10),
-            let port = Int(listening.split(separator: "\"port\":")[1].prefix { $0.isNumber })
-        else {
-            process.terminate()
-            throw TestError("sheetd did not report its port")
-        }
-        self.port = port
-        self.listening = listening
-    }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        if let directory { try? FileManager.default.removeItem(at: directory) }
-    }
-
-    /// SIGTERM, then waits for the exit (the lock file and the WAL are released then).
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-    }
-}
-
-/// A plain TCP client for byte-exact requests.
-final class RawSocket {
-    let fd: Int32
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else { throw TestError("connect failed: errno \(errno)") }
-    }
-    deinit { close(fd) }
-    func send(_ text: String) throws {
-        let bytes = Array(text.utf8)
-        let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        guard n == bytes.count else { throw TestError("send failed") }
-    }
-    /// Everything until the peer closes (or the receive timeout).
-    func receiveAll() throws -> String {
-        var data = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            data += buffer[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-}
-
 /// Decision GETs from `clients` threads, one connection per request, until `stop()` or the server
 /// stops answering.
 final class DecisionLoad: Sendable {
@@ -375,7 +212,7 @@ final class SpawnedProcess {
 
     init(_ path: String, _ arguments: [String], environment: [String]) throws {
         var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw TestError("pipe failed") }
+        guard pipe(&pipeEnds) == 0 else { throw ClientError(description: "pipe failed") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -402,7 +239,7 @@ final class SpawnedProcess {
         close(pipeEnds[1])
         guard rc == 0 else {
             close(pipeEnds[0])
-            throw TestError("posix_spawn failed: \(rc)")
+            throw ClientError(description: "posix_spawn failed: \(rc)")
         }
         pid = child
         output = FileHandle(fileDescriptor: pipeEnds[0], closeOnDealloc: true)

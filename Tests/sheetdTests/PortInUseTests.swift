@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -30,7 +31,7 @@ import Glibc
         let dir = FileManager.default.temporaryDirectory.appending(path: "sheetd-port-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try ProcessTests.run(
+        let r = try SheetdBinary.run(
             ["serve", "--db", dir.appending(path: "db.sqlite").path, "--port", String(port)],
             environment: ["SHEETD_JWT_SECRET": "x", "SHEETD_ADMIN_TOKEN": "y"])
         #expect(r.status == 1)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SheetWire
 import TestSupport
 import Testing
 

@@ -23,7 +23,7 @@ import Testing
 
         let before = writer.acknowledged()
         let copy = dir.file("backup.sqlite")
-        let run = try ProcessTests.run(["backup", "--db", database, "--to", copy])
+        let run = try SheetdBinary.run(["backup", "--db", database, "--to", copy])
         let after = writer.acknowledged()
         #expect(writer.waitForAcknowledged(after.count + 50, seconds: 20))
         writer.stop()
@@ -53,9 +53,9 @@ import Testing
         let dir = try TemporaryDirectory(prefix: "sheetd-restore-refused")
         defer { dir.remove() }
         let copy = dir.file("backup.sqlite")
-        #expect(try ProcessTests.run(["backup", "--db", sheetd.databasePath, "--to", copy]).status == 0)
+        #expect(try SheetdBinary.run(["backup", "--db", sheetd.databasePath, "--to", copy]).status == 0)
 
-        let run = try ProcessTests.run(["restore", "--db", sheetd.databasePath, "--from", copy])
+        let run = try SheetdBinary.run(["restore", "--db", sheetd.databasePath, "--from", copy])
         #expect(run.status == 1)
         #expect(run.stderr.contains("in use") && run.stderr.contains("stop the server first"), "\(run.stderr)")
         #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
@@ -78,15 +78,15 @@ import Testing
             for i in 0..<50 where try Self.http(sheetd.port, "PUT", "/v1/users/u\(i)/containers/box/count", #"{"count":1}"#).status == 200 {
                 acknowledged.append("u\(i)")
             }
-            #expect(try ProcessTests.run(["backup", "--db", database, "--to", copy]).status == 0)
+            #expect(try SheetdBinary.run(["backup", "--db", database, "--to", copy]).status == 0)
             DatabaseFiles.remove(database + ".sheetd-lock")
             let beside = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("db.sqlite.") }
             #expect(beside.isEmpty, "files beside the database: \(beside)")
 
-            let restore = try ProcessTests.run(["restore", "--db", database, "--from", copy])
+            let restore = try SheetdBinary.run(["restore", "--db", database, "--from", copy])
             #expect(restore.status == 1, "a restore ran under a live server: \(restore.stdout)")
             #expect(restore.stderr.contains("in use by another sheetd process (pid "), "\(restore.stderr)")
-            let second = try ProcessTests.run(
+            let second = try SheetdBinary.run(
                 ["serve", "--db", database, "--port", "0", "--access-log", "false"],
                 environment: ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"], deadline: 15)
             #expect(second.status != 0, "a second server started on the same database")
@@ -129,14 +129,14 @@ import Testing
             (dir.file("missing/backup.sqlite"), "does not exist"),
         ]
         for (target, says) in cases {
-            let run = try ProcessTests.run(["backup", "--db", database, "--to", target])
+            let run = try SheetdBinary.run(["backup", "--db", database, "--to", target])
             #expect(run.status == 1, "\(target): \(run.stdout)")
             #expect(run.stderr.contains(says), "\(target): \(run.stderr)")
             #expect(!run.stderr.contains("malformed"), "\(target): \(run.stderr)")
         }
         // The live database is untouched: it still serves, and a backup to a sound target works.
         #expect(try Self.http(sheetd.port, "PUT", "/v1/users/kept/containers/box/count", #"{"count":8}"#).status == 200)
-        let good = try ProcessTests.run(["backup", "--db", database, "--to", dir.file("good.sqlite")])
+        let good = try SheetdBinary.run(["backup", "--db", database, "--to", dir.file("good.sqlite")])
         #expect(good.status == 0, "\(good.stderr)")
         #expect(try Self.http(sheetd.port, "GET", "/v1/users/kept/state").body.contains("\"count\":8"))
         sheetd.stop()
@@ -156,7 +156,7 @@ import Testing
         other.close()
         let before = try Data(contentsOf: URL(fileURLWithPath: database))
         for file in [garbage, plain, dir.file("missing.sqlite")] {
-            let run = try ProcessTests.run(["restore", "--db", database, "--from", file])
+            let run = try SheetdBinary.run(["restore", "--db", database, "--from", file])
             #expect(run.status == 1, "\(file): \(run.stdout) \(run.stderr)")
             #expect(!run.stderr.isEmpty)
         }
@@ -181,7 +181,7 @@ import Testing
                 #expect(try Self.http(sheetd.port, "PUT", "/v1/users/\(user)/containers/offers-home/count", #"{"count":\#(i + 1)}"#).status == 200)
             }
             atBackup = try probes.map { try Self.http(sheetd.port, "GET", $0).body }
-            let run = try ProcessTests.run(["backup", "--db", database, "--to", copy])
+            let run = try SheetdBinary.run(["backup", "--db", database, "--to", copy])
             #expect(run.status == 0, "\(run.stderr)")
             // Changes after the backup, which the restore takes back.
             for user in users {
@@ -191,7 +191,7 @@ import Testing
             #expect(try probes.map { try Self.http(sheetd.port, "GET", $0).body } != atBackup)
             sheetd.stop()
         }
-        let run = try ProcessTests.run(["restore", "--db", database, "--from", copy])
+        let run = try SheetdBinary.run(["restore", "--db", database, "--from", copy])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("3 users"), "\(run.stdout)")
         #expect(!FileManager.default.fileExists(atPath: database + "-wal"))
@@ -230,7 +230,7 @@ import Testing
         try socket.send(request)
         let response = try socket.receiveAll()
         guard response.hasPrefix("HTTP/1.1 "), let status = Int(response.dropFirst(9).prefix(3)) else {
-            throw TestError("no answer to \(method) \(path): \(response.prefix(80))")
+            throw ClientError(description: "no answer to \(method) \(path): \(response.prefix(80))")
         }
         let text = response.range(of: "\r\n\r\n").map { String(response[$0.upperBound...]) } ?? ""
         return Answer(status: status, body: text)
