@@ -101,11 +101,11 @@ public final class PostgresSheetStore: SheetStore {
     // Every catalog write bumps the catalog version and notifies the replicas in its own transaction.
 
     public func putSheet(_ sheet: StoredSheet, record: CatalogWriteRecord) throws(StoreError) -> Bool {
-        try catalogWrite(record) { db in try Self.upsertSheet(sheet, db) }
+        try catalogWrite(record, touching: .sheets([sheet.id])) { db in try Self.upsertSheet(sheet, db) }
     }
 
     public func putSheets(_ sheets: [StoredSheet], record: CatalogWriteRecord) throws(StoreError) {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets(sheets.map(\.id))) { db in
             var changed = false
             for sheet in sheets where try Self.upsertSheet(sheet, db).changed { changed = true }
             return ((), changed)
@@ -126,7 +126,7 @@ public final class PostgresSheetStore: SheetStore {
     }
 
     public func deleteSheet(id: String, record: CatalogWriteRecord) throws(StoreError) -> Bool {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets([id])) { db in
             let existed = try db.query("DELETE FROM sheets WHERE id = $1", [.text(id)]).affectedRows > 0
             return (existed, existed)
         }
@@ -140,14 +140,15 @@ public final class PostgresSheetStore: SheetStore {
     /// One catalog write in one transaction: the experiments' identities checked and recorded, the
     /// change, and, when it changed anything, the catalog version bumped (replicas notified) and its
     /// revision appended.
-    func catalogWrite<T>(_ record: CatalogWriteRecord, _ change: (PostgresConnection) throws -> (T, changed: Bool)) throws(StoreError) -> T {
+    func catalogWrite<T>(
+        _ record: CatalogWriteRecord, touching touched: CatalogHistorySQL.Touched, _ change: (PostgresConnection) throws -> (T, changed: Bool)) throws(StoreError) -> T {
         try read { db in
             try Self.transaction(db) {
                 try ExperimentIdentitySQL.enforce(record.experiments, PostgresSession(db))
                 let (result, changed) = try change(db)
                 if changed {
                     try notifier.catalogChanged(db)
-                    _ = try Self.appendRevision(author: record.author, restoredFrom: nil, keep: record.keep, db)
+                    _ = try CatalogHistorySQL.append(author: record.author, restoredFrom: nil, touched: touched, budget: record.budget, PostgresSession(db))
                 }
                 return result
             }
@@ -239,7 +240,7 @@ public final class PostgresSheetStore: SheetStore {
     /// Like a catalog write: bumps the catalog version and notifies the replicas in its transaction
     /// (the settings travel with the catalog snapshot).
     public func putSettings(_ settings: CampaignSettings, record: CatalogWriteRecord) throws(StoreError) {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets([])) { db in
             guard try Self.storedSettings(db) != settings else { return ((), false) }
             _ = try db.query(
                 """

@@ -51,6 +51,7 @@ public final class SheetService: Sendable {
         stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
         eventsPerUserPerMinute: Int = ServiceDefaults.eventsPerUserPerMinute,
         catalogRevisionsKept: Int = CatalogRevision.defaultKept,
+        catalogHistoryBytes: Int64 = CatalogRevision.defaultHistoryBytes,
         conversionCapPerUser: Int = SheetPolicy.defaultConversionCapPerUser,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
@@ -70,7 +71,8 @@ public final class SheetService: Sendable {
         if let sharedCatalogVersion { freshness.catalogLoaded(atStoreVersion: sharedCatalogVersion) }
         let catalogKeeper = CatalogKeeper(
             store: store, replication: replication, snapshot: snapshot, freshness: freshness, replicaCounters: replicaCounters,
-            databaseErrors: databaseErrors, revisionsKept: catalogRevisionsKept)
+            databaseErrors: databaseErrors, revisionsKept: catalogRevisionsKept,
+            historyBytes: catalogHistoryBytes)
         self.catalogKeeper = catalogKeeper
         self.engine = DecisionEngine(
             decisions: DecisionCache(users: decisionCacheUsers, freshness: freshness), catalog: catalogKeeper,

@@ -110,14 +110,14 @@ public final class SQLiteSheetStore: SheetStore {
     }
 
     public func putSheet(_ sheet: StoredSheet, record: CatalogWriteRecord) throws(StoreError) -> Bool {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets([sheet.id])) { db in
             let (created, changed) = try Self.upsertSheet(sheet, db)
             return (created, changed)
         }
     }
 
     public func putSheets(_ sheets: [StoredSheet], record: CatalogWriteRecord) throws(StoreError) {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets(sheets.map(\.id))) { db in
             var changed = false
             for sheet in sheets where try Self.upsertSheet(sheet, db).changed { changed = true }
             return ((), changed)
@@ -138,7 +138,7 @@ public final class SQLiteSheetStore: SheetStore {
     }
 
     public func deleteSheet(id: String, record: CatalogWriteRecord) throws(StoreError) -> Bool {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets([id])) { db in
             let existed = try db.run("DELETE FROM sheets WHERE id = ?1", [.text(id)]) > 0
             return (existed, existed)
         }
@@ -151,12 +151,13 @@ public final class SQLiteSheetStore: SheetStore {
 
     /// One catalog write in one transaction: the experiments' identities checked and recorded, the
     /// change, and its revision when it changed anything.
-    func catalogWrite<T>(_ record: CatalogWriteRecord, _ change: @escaping (Connection) throws -> (T, changed: Bool)) throws(StoreError) -> T {
+    func catalogWrite<T>(
+        _ record: CatalogWriteRecord, touching touched: CatalogHistorySQL.Touched, _ change: @escaping (Connection) throws -> (T, changed: Bool)) throws(StoreError) -> T {
         try write { db in
             try db.transaction(.immediate) {
                 try ExperimentIdentitySQL.enforce(record.experiments, SQLiteSession(db))
                 let (result, changed) = try change(db)
-                if changed { _ = try Self.appendRevision(author: record.author, restoredFrom: nil, keep: record.keep, db) }
+                if changed { _ = try CatalogHistorySQL.append(author: record.author, restoredFrom: nil, touched: touched, budget: record.budget, SQLiteSession(db)) }
                 return result
             }
         }
@@ -218,7 +219,7 @@ public final class SQLiteSheetStore: SheetStore {
     }
 
     public func putSettings(_ settings: CampaignSettings, record: CatalogWriteRecord) throws(StoreError) {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets([])) { db in
             guard try Self.storedSettings(db) != settings else { return ((), false) }
             try db.run(
                 """

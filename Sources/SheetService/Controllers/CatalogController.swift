@@ -69,9 +69,17 @@ struct CatalogController: RouteController {
         let definition = try SheetDefinition.parse(try request.jsonObject(), pathId: id).checkedAgainstDesignRules()
         let json = definition.canonicalJSON
         let author = try authorization.revisionAuthor(request)
+        let ifMatch = request.header("If-Match")
+        return catalog.deferredWrite { [self] () throws(Problem) -> HTTPResponse in try putSheet(id, definition, json, author, ifMatch: ifMatch) }
+    }
+
+    /// On the catalog's write thread.
+    private func putSheet(_ id: String, _ definition: SheetDefinition, _ json: [UInt8], _ author: RevisionAuthor, ifMatch: String?) throws(Problem)
+        -> HTTPResponse
+    {
         _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
         let (created, tag) = try catalog.writes.withLock { _ throws(Problem) -> (Bool, String) in
-            try catalog.checkIfMatch(request)
+            try catalog.checkIfMatch(ifMatch)
             let current = catalog.snapshot.current
             if let violation = limits.violation(upserting: [definition], into: current) { throw violation.problem }
             try Self.checkExperimentChange(definition, in: current)
@@ -94,9 +102,15 @@ struct CatalogController: RouteController {
         try authorization.requireAdmin(request, "only the admin token may change the catalog")
         let id = try request.pathIdentifier("sheetId")
         let author = try authorization.revisionAuthor(request)
+        let ifMatch = request.header("If-Match")
+        return catalog.deferredWrite { [self] () throws(Problem) -> HTTPResponse in try deleteSheet(id, author, ifMatch: ifMatch) }
+    }
+
+    /// On the catalog's write thread.
+    private func deleteSheet(_ id: String, _ author: RevisionAuthor, ifMatch: String?) throws(Problem) -> HTTPResponse {
         _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
         let (existed, tag) = try catalog.writes.withLock { _ throws(Problem) -> (Bool, String) in
-            try catalog.checkIfMatch(request)
+            try catalog.checkIfMatch(ifMatch)
             let existed = try catalog.databaseErrors.guarding { () throws(StoreError) in
                 try catalog.store.deleteSheet(id: id, record: catalog.writeRecord(by: author, sheets: []))
             }
@@ -124,9 +138,15 @@ struct CatalogController: RouteController {
         try authorization.requireAdmin(request, "only the admin token may change the settings")
         let settings = try request.decodeBody(SettingsBody.init).settings
         let author = try authorization.revisionAuthor(request)
+        let ifMatch = request.header("If-Match")
+        return catalog.deferredWrite { [self] () throws(Problem) -> HTTPResponse in try putSettings(settings, author, ifMatch: ifMatch) }
+    }
+
+    /// On the catalog's write thread.
+    private func putSettings(_ settings: CampaignSettings, _ author: RevisionAuthor, ifMatch: String?) throws(Problem) -> HTTPResponse {
         _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
         let tag = try catalog.writes.withLock { _ throws(Problem) -> String in
-            try catalog.checkIfMatch(request)
+            try catalog.checkIfMatch(ifMatch)
             try catalog.databaseErrors.guarding { () throws(StoreError) in
                 try catalog.store.putSettings(settings, record: catalog.writeRecord(by: author, sheets: []))
             }

@@ -72,10 +72,16 @@ struct RevisionsController: RouteController {
         try authorization.requireAdmin(request, "only an admin token may change the catalog")
         let number = try Self.revisionNumber(request)
         let author = try authorization.revisionAuthor(request)
+        let ifMatch = request.header("If-Match")
+        return catalog.deferredWrite { [self] () throws(Problem) -> HTTPResponse in try restoreRevision(number, author, ifMatch: ifMatch) }
+    }
+
+    /// On the catalog's write thread.
+    private func restoreRevision(_ number: Int64, _ author: RevisionAuthor, ifMatch: String?) throws(Problem) -> HTTPResponse {
         let store = catalog.store
         _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)
         let (made, tag) = try catalog.writes.withLock { _ throws(Problem) -> (CatalogRevision?, String) in
-            try catalog.checkIfMatch(request)
+            try catalog.checkIfMatch(ifMatch)
             guard let old = try catalog.databaseErrors.guarding({ () throws(StoreError) in try store.catalogRevision(number) }) else {
                 return (nil, "")
             }

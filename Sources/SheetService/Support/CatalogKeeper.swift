@@ -1,3 +1,4 @@
+import Concurrency
 import MicroHTTP
 import SheetPolicy
 import SheetStore
@@ -18,6 +19,9 @@ final class CatalogKeeper: Sendable {
     let snapshot: CatalogSnapshot
     /// Serializes catalog writes so the store and the snapshot change in the same order.
     let writes = Mutex(())
+    /// Catalog writes run here (`deferredWrite`): a write to a large catalog (its transaction, the new
+    /// snapshot and tag) then never holds up the other connections of the HTTP worker it came on.
+    private let writeThread = WorkerThreads(count: 1)
     /// The catalog's entity tag, for `ETag` and `If-Match` (computed once per catalog version).
     let tags = CatalogTag()
     /// Which database catalog version the snapshot reflects (`DecisionFreshness`'s catalog mark).
@@ -26,10 +30,13 @@ final class CatalogKeeper: Sendable {
     let databaseErrors: DatabaseErrors
     /// Catalog revisions kept (`SHEETD_CATALOG_REVISIONS`).
     let revisionsKept: Int
+    /// Bytes of sheet definitions the catalog history keeps (`SHEETD_CATALOG_HISTORY_BYTES`).
+    let historyBytes: Int64
 
     init(
         store: any SheetStore, replication: (any ReplicaCoordination)?, snapshot: CatalogSnapshot, freshness: DecisionFreshness,
-        replicaCounters: ReplicaCounters, databaseErrors: DatabaseErrors, revisionsKept: Int
+        replicaCounters: ReplicaCounters, databaseErrors: DatabaseErrors, revisionsKept: Int,
+        historyBytes: Int64 = CatalogRevision.defaultHistoryBytes
     ) {
         self.store = store
         self.replication = replication
@@ -38,6 +45,7 @@ final class CatalogKeeper: Sendable {
         self.replicaCounters = replicaCounters
         self.databaseErrors = databaseErrors
         self.revisionsKept = revisionsKept
+        self.historyBytes = historyBytes
     }
 
     /// The catalog as stored (what start-up and a replica's reload read).
@@ -111,9 +119,17 @@ final class CatalogKeeper: Sendable {
         return tags.tag(of: catalog, version: version)
     }
 
-    /// Under `writes`: refuses the write with 412 when its `If-Match` names another catalog.
-    func checkIfMatch(_ request: HTTPRequest) throws(Problem) {
-        guard let header = request.header("If-Match") else { return }
+    /// `write` on the catalog's write thread; the request is answered when it is done. `write` must
+    /// not touch the request (read what it needs first).
+    func deferredWrite(_ write: @escaping @Sendable () throws(Problem) -> HTTPResponse) -> HTTPResponse {
+        .deferred { [writeThread] promise in
+            writeThread.run { promise.complete { () throws(Problem) in try write() } }
+        }
+    }
+
+    /// Under `writes`: refuses the write with 412 when its `If-Match` (the header's value) names another catalog.
+    func checkIfMatch(_ header: String?) throws(Problem) {
+        guard let header else { return }
         let current = currentTag
         guard CatalogTag.ifMatch(header, admits: current) else {
             throw ProblemType.preconditionFailed.problem(
@@ -125,7 +141,8 @@ final class CatalogKeeper: Sendable {
     /// What a catalog write by `author` records in its own transaction: its revision (kept as
     /// configured) and the identities of the experiments on `sheets` as the write leaves them.
     func writeRecord(by author: RevisionAuthor, sheets: some Sequence<SheetDefinition>) -> CatalogWriteRecord {
-        CatalogWriteRecord(author: author, keep: revisionsKept, experiments: ExperimentIdentity.of(sheets))
+        CatalogWriteRecord(
+            author: author, keep: revisionsKept, historyBytes: historyBytes, experiments: ExperimentIdentity.of(sheets))
     }
 
     /// At start: a first revision holding the catalog as found, so that the first change can be undone,
