@@ -141,14 +141,16 @@ public final class PostgresSheetStore: SheetStore {
     /// change, and, when it changed anything, the catalog version bumped (replicas notified) and its
     /// revision appended.
     func catalogWrite<T>(
-        _ record: CatalogWriteRecord, touching touched: CatalogHistorySQL.Touched, _ change: (PostgresConnection) throws -> (T, changed: Bool)) throws(StoreError) -> T {
+        _ record: CatalogWriteRecord, touching touched: CatalogHistorySQL.Touched, _ change: (PostgresConnection) throws -> (T, changed: Bool)
+    ) throws(StoreError) -> T {
         try read { db in
             try Self.transaction(db) {
                 try ExperimentIdentitySQL.enforce(record.experiments, PostgresSession(db))
                 let (result, changed) = try change(db)
                 if changed {
                     try notifier.catalogChanged(db)
-                    _ = try CatalogHistorySQL.append(author: record.author, restoredFrom: nil, touched: touched, budget: record.budget, PostgresSession(db))
+                    _ = try CatalogHistorySQL.append(
+                        author: record.author, restoredFrom: nil, touched: touched, budget: record.budget, PostgresSession(db))
                 }
                 return result
             }

@@ -1,9 +1,10 @@
+import SheetPolicy
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import SheetPolicy
 
 /// Catalog history (`migrations/0011_catalog_history_changes.sql`), written once for both backends.
 ///

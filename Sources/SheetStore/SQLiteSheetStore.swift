@@ -152,12 +152,16 @@ public final class SQLiteSheetStore: SheetStore {
     /// One catalog write in one transaction: the experiments' identities checked and recorded, the
     /// change, and its revision when it changed anything.
     func catalogWrite<T>(
-        _ record: CatalogWriteRecord, touching touched: CatalogHistorySQL.Touched, _ change: @escaping (Connection) throws -> (T, changed: Bool)) throws(StoreError) -> T {
+        _ record: CatalogWriteRecord, touching touched: CatalogHistorySQL.Touched, _ change: @escaping (Connection) throws -> (T, changed: Bool)
+    ) throws(StoreError) -> T {
         try write { db in
             try db.transaction(.immediate) {
                 try ExperimentIdentitySQL.enforce(record.experiments, SQLiteSession(db))
                 let (result, changed) = try change(db)
-                if changed { _ = try CatalogHistorySQL.append(author: record.author, restoredFrom: nil, touched: touched, budget: record.budget, SQLiteSession(db)) }
+                if changed {
+                    _ = try CatalogHistorySQL.append(
+                        author: record.author, restoredFrom: nil, touched: touched, budget: record.budget, SQLiteSession(db))
+                }
                 return result
             }
         }

@@ -34,7 +34,7 @@ import Testing
             // From the middle: the walk goes to the end, continues from the smallest id, stops at u0200.
             var sample = ImpactSample(store: store, from: "u0200", limit: 10_000, batch: Self.batch)
             var seen: [String] = []
-            try sample.forEach { userId, state in
+            try sample.visit { userId, state in
                 #expect(state.containers.count == 256)
                 seen.append(userId)
                 return true
@@ -48,11 +48,15 @@ import Testing
             // A limit stops the walk; the body can stop it too (the time budget).
             var limited = ImpactSample(store: store, from: nil, limit: 250, batch: Self.batch)
             var count = 0
-            try limited.forEach { _, _ in count += 1; return true }
+            try limited.visit { _, _ in
+                count += 1; return true
+            }
             #expect(count == 250 && limited.mostHeld <= Self.batch + 1)
             var stopped = ImpactSample(store: store, from: "u0000", limit: 400, batch: Self.batch)
             count = 0
-            try stopped.forEach { _, _ in count += 1; return count < 130 }
+            try stopped.visit { _, _ in
+                count += 1; return count < 130
+            }
             #expect(count == 130)
         }
     }
@@ -62,7 +66,7 @@ import Testing
         try Self.withLargeUsers { store in
             var sample = ImpactSample(store: store, from: nil, limit: Self.users, batch: 7)
             var seen = Set<String>()
-            try sample.forEach { userId, _ in seen.insert(userId).inserted }
+            try sample.visit { userId, _ in seen.insert(userId).inserted }
             #expect(seen.count == Self.users)
             #expect(sample.mostHeld <= 8)
         }

@@ -106,7 +106,8 @@ import Testing
             catalog["a"] = nil
             try made()
             let withoutA = try store.catalogRevisions(before: nil, limit: 1)[0].number
-            try store.putSettings(CampaignSettings(globalCap: FrequencyCap(max: 2, periodSeconds: 60), minIntervalSeconds: 5), record: Self.record(keep: 6))
+            try store.putSettings(
+                CampaignSettings(globalCap: FrequencyCap(max: 2, periodSeconds: 60), minIntervalSeconds: 5), record: Self.record(keep: 6))
             try made()
             catalog["a"] = Self.sheet("a", size: 300, version: 2)
             _ = try store.putSheet(catalog["a"]!, record: Self.record(keep: 6))

@@ -74,7 +74,9 @@ struct CatalogController: RouteController {
     }
 
     /// On the catalog's write thread.
-    private func putSheet(_ id: String, _ definition: SheetDefinition, _ json: [UInt8], _ author: RevisionAuthor, ifMatch: String?) throws(Problem)
+    private func putSheet(
+        _ id: String, _ definition: SheetDefinition, _ json: [UInt8], _ author: RevisionAuthor, ifMatch: String?
+    ) throws(Problem)
         -> HTTPResponse
     {
         _ = catalog.current  // on a shared database: another replica's changes first (it takes `writes` itself)

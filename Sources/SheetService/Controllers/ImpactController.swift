@@ -67,7 +67,7 @@ struct ImpactController: RouteController {
                     var complete = true
                     let assigns = current.hasExperiments || proposed.hasExperiments
                     try databaseErrors.guarding { () throws(StoreError) in
-                        try sample.forEach { userId, state in
+                        try sample.visit { userId, state in
                             if (monotonicMicros() - started) / 1000 >= Self.impactBudgetMilliseconds {
                                 complete = false
                                 return false
@@ -119,7 +119,7 @@ struct ImpactSample {
 
     /// Calls `body` with each user in turn until it returns false or `limit` users went by; each user
     /// once, also when users come and go meanwhile (the walk stops on coming round to the first).
-    mutating func forEach(_ body: (String, UserState) throws(StoreError) -> Bool) throws(StoreError) {
+    mutating func visit(_ body: (String, UserState) throws(StoreError) -> Bool) throws(StoreError) {
         var seen = 0
         var last: String?
         var wrapped = false
