@@ -55,13 +55,7 @@ let package = Package(
         .target(name: "SheetPolicy"),
         .target(name: "JSONKit"),
         .target(name: "SheetWire", dependencies: ["SheetPolicy", "JSONKit"]),
-        .target(
-            name: "SheetStore",
-            dependencies: ["SheetPolicy", "Crypto", "Concurrency"],
-            exclude: ["SQLiteSheetStore+Revisions.swift"]
-        ),
-        // Until the shared catalog revisions land (issue 42 item 8), SQLite's revisions are compiled
-        // from where they are (Sources/SheetStore) into this module, through a link.
+        .target(name: "SheetStore", dependencies: ["SheetPolicy", "Crypto", "Concurrency"]),
         .target(
             name: "SQLiteStore",
             dependencies: ["SQLiteKit", "SheetStore", "SheetPolicy", "Crypto", "Concurrency"],

@@ -212,9 +212,6 @@ public final class PostgresSheetStore: SQLSheetStore {
         try notifier.catalogChanged(session.db)
     }
 
-    public func appendRevision(_ record: CatalogWriteRecord, _ session: PostgresSession) throws {
-        _ = try Self.appendRevision(author: record.author, restoredFrom: nil, keep: record.keep, session.db)
-    }
 
     public func userErased(_ userId: String, _ session: PostgresSession) throws {
         try notifier.notify(notifier.userPayloads([userId]), session.db)

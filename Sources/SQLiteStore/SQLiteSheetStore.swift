@@ -199,9 +199,6 @@ public final class SQLiteSheetStore: SQLSheetStore {
     /// Nothing: one process serves the file (`SnapshotCoordination`), so there are no replicas to tell.
     public func catalogChanged(_ session: SQLiteSession) throws {}
 
-    public func appendRevision(_ record: CatalogWriteRecord, _ session: SQLiteSession) throws {
-        _ = try Self.appendRevision(author: record.author, restoredFrom: nil, keep: record.keep, session.db)
-    }
 
     public func userErased(_ userId: String, _ session: SQLiteSession) throws {}
 }

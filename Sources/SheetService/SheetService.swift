@@ -54,6 +54,7 @@ public final class SheetService: Sendable {
         stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
         eventsPerUserPerMinute: Int = ServiceDefaults.eventsPerUserPerMinute,
         catalogRevisionsKept: Int = CatalogRevision.defaultKept,
+        catalogHistoryBytes: Int64 = CatalogRevision.defaultHistoryBytes,
         conversionCapPerUser: Int = SheetPolicy.defaultConversionCapPerUser,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) throws {
@@ -73,7 +74,8 @@ public final class SheetService: Sendable {
         if let sharedCatalogVersion { freshness.catalogLoaded(atStoreVersion: sharedCatalogVersion) }
         let catalogKeeper = CatalogKeeper(
             store: store, replication: replication, snapshot: snapshot, freshness: freshness, feed: feed, limits: catalogLimits,
-            replicaCounters: replicaCounters, databaseErrors: databaseErrors, revisionsKept: catalogRevisionsKept)
+            replicaCounters: replicaCounters, databaseErrors: databaseErrors, revisionsKept: catalogRevisionsKept,
+            historyBytes: catalogHistoryBytes)
         self.catalogKeeper = catalogKeeper
         let userWrites = UserStateWrites(store: store, freshness: freshness, feed: feed)
         self.userWrites = userWrites

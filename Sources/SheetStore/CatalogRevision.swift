@@ -36,4 +36,6 @@ public struct RevisionAuthor: Sendable, Equatable {
 extension CatalogRevision {
     /// Revisions kept by default (`SHEETD_CATALOG_REVISIONS`).
     public static let defaultKept = 1000
+    /// Bytes of sheet definitions the history keeps by default (`SHEETD_CATALOG_HISTORY_BYTES`): 256 MiB.
+    public static let defaultHistoryBytes: Int64 = 256 << 20
 }

@@ -7,12 +7,19 @@ public struct CatalogWriteRecord: Sendable, Equatable {
     public var author: RevisionAuthor
     /// Revisions kept; the oldest beyond go in the same transaction.
     public var keep: Int
+    /// Bytes of sheet definitions the history keeps; the oldest revisions beyond go in the same transaction.
+    public var historyBytes: Int64
     /// The experiments of the sheets as the write leaves them.
     public var experiments: [ExperimentIdentity]
 
-    public init(author: RevisionAuthor, keep: Int, experiments: [ExperimentIdentity] = []) {
-        self.author = author; self.keep = keep; self.experiments = experiments
+    public init(
+        author: RevisionAuthor, keep: Int, historyBytes: Int64 = CatalogRevision.defaultHistoryBytes, experiments: [ExperimentIdentity] = []
+    ) {
+        self.author = author; self.keep = keep; self.historyBytes = historyBytes; self.experiments = experiments
     }
+
+    /// What the history may hold after this write.
+    public var budget: CatalogHistorySQL.Budget { CatalogHistorySQL.Budget(revisions: keep, bytes: historyBytes) }
 }
 
 /// An experiment as it assigns users: its sheet and its arms (ids, weights, holdout, in order).

@@ -19,9 +19,6 @@ public protocol SQLSheetStore: SheetStore {
     /// In a catalog write's transaction, after it changed something (PostgreSQL: bumps the catalog
     /// version and notifies the replicas).
     func catalogChanged(_ session: Session) throws
-    /// In a catalog write's transaction, after it changed something: appends the catalog's revision
-    /// (who, why, how many are kept). The one seam to the revision storage.
-    func appendRevision(_ record: CatalogWriteRecord, _ session: Session) throws
     /// In an erasure's transaction, after the user's rows are gone (PostgreSQL: notifies the replicas).
     func userErased(_ userId: String, _ session: Session) throws
 }
@@ -38,14 +35,14 @@ extension SQLSheetStore {
     }
 
     public func putSheet(_ sheet: StoredSheet, record: CatalogWriteRecord) throws(StoreError) -> Bool {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets([sheet.id])) { db in
             let (created, changed) = try CatalogSQL.upsert(sheet, db)
             return (created, changed)
         }
     }
 
     public func putSheets(_ sheets: [StoredSheet], record: CatalogWriteRecord) throws(StoreError) {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets(sheets.map(\.id))) { db in
             var changed = false
             for sheet in sheets where try CatalogSQL.upsert(sheet, db).changed { changed = true }
             return ((), changed)
@@ -53,7 +50,7 @@ extension SQLSheetStore {
     }
 
     public func deleteSheet(id: String, record: CatalogWriteRecord) throws(StoreError) -> Bool {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets([id])) { db in
             let existed = try db.execute("DELETE FROM sheets WHERE id = $1", [.text(id)]) > 0
             return (existed, existed)
         }
@@ -65,8 +62,11 @@ extension SQLSheetStore {
     }
 
     /// One catalog write in one transaction: the experiments' identities checked and recorded, the
-    /// change, and, when it changed anything, `catalogChanged` and its revision.
-    public func catalogWrite<T>(_ record: CatalogWriteRecord, _ change: (Session) throws -> (T, changed: Bool)) throws(StoreError) -> T {
+    /// change, and, when it changed anything, `catalogChanged` and its revision (which stores the
+    /// `touched` sheets that differ from the newest revision: `CatalogHistorySQL`).
+    public func catalogWrite<T>(
+        _ record: CatalogWriteRecord, touching touched: CatalogHistorySQL.Touched, _ change: (Session) throws -> (T, changed: Bool)
+    ) throws(StoreError) -> T {
         try withWriteSession { db in
             try db.transaction {
                 try catalogWriteBegins(db)
@@ -74,11 +74,50 @@ extension SQLSheetStore {
                 let (result, changed) = try change(db)
                 if changed {
                     try catalogChanged(db)
-                    try appendRevision(record, db)
+                    _ = try CatalogHistorySQL.append(author: record.author, restoredFrom: nil, touched: touched, budget: record.budget, db)
                 }
                 return result
             }
         }
+    }
+
+    // MARK: - Catalog history (`CatalogHistorySQL`)
+
+    public func appendCatalogRevision(author: RevisionAuthor, keep: Int) throws(StoreError) -> CatalogRevision {
+        try withWriteSession { db in
+            try db.transaction {
+                try catalogWriteBegins(db)
+                return try CatalogHistorySQL.append(
+                    author: author, restoredFrom: nil, touched: .all,
+                    budget: CatalogHistorySQL.Budget(revisions: keep, bytes: CatalogRevision.defaultHistoryBytes), db)
+            }
+        }
+    }
+
+    public func catalogRevisions(before: Int64?, limit: Int) throws(StoreError) -> [CatalogRevision] {
+        try withReadSession { db in try CatalogHistorySQL.revisions(before: before, limit: limit, db) }
+    }
+
+    public func catalogRevision(_ number: Int64) throws(StoreError) -> CatalogRevision? {
+        try withReadSession { db in try CatalogHistorySQL.revision(number, db) }
+    }
+
+    /// Like a catalog write: serialized with the others (`catalogWriteBegins`), and `catalogChanged`
+    /// when the revision was still kept.
+    public func restoreCatalogRevision(_ number: Int64, record: CatalogWriteRecord) throws(StoreError) -> CatalogRevision? {
+        try withWriteSession { db in
+            try db.transaction { () throws -> CatalogRevision? in
+                try catalogWriteBegins(db)
+                guard let made = try CatalogHistorySQL.restore(number, record: record, db, lock: {}) else { return nil }
+                try catalogChanged(db)
+                return made
+            }
+        }
+    }
+
+    /// Bytes of sheet definitions the catalog history holds (what `SHEETD_CATALOG_HISTORY_BYTES` bounds).
+    public func catalogHistoryBytes() throws(StoreError) -> Int64 {
+        try withReadSession { db in try CatalogHistorySQL.storedBytes(db) }
     }
 
     // MARK: - Settings and stats
@@ -89,7 +128,7 @@ extension SQLSheetStore {
 
     /// Like a catalog write (the settings travel with the catalog and its revisions).
     public func putSettings(_ settings: CampaignSettings, record: CatalogWriteRecord) throws(StoreError) {
-        try catalogWrite(record) { db in
+        try catalogWrite(record, touching: .sheets([])) { db in
             guard try CatalogSQL.settings(db) != settings else { return ((), false) }
             try db.execute(
                 """

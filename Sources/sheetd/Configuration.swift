@@ -36,6 +36,8 @@ struct Configuration: Sendable {
     var warnings: [String] = []
     /// Catalog revisions kept (`SHEETD_CATALOG_REVISIONS`).
     var catalogRevisions = CatalogRevision.defaultKept
+    /// Bytes of sheet definitions the catalog history keeps (`SHEETD_CATALOG_HISTORY_BYTES`).
+    var catalogHistoryBytes = CatalogRevision.defaultHistoryBytes
     /// The most conversions one user counts per experiment (`SHEETD_EXPERIMENT_CONVERSION_CAP`).
     var conversionCapPerUser = SheetPolicy.defaultConversionCapPerUser
     var environment: Environment = .development
@@ -114,6 +116,10 @@ struct Configuration: Sendable {
         Option("--jwt-subject-claim", "SHEETD_JWT_SUBJECT_CLAIM", "the claim that names the user", default: "sub"),
         Option("--admin-claim", "SHEETD_ADMIN_CLAIM", "CLAIM=VALUE making a user token an admin's, e.g. roles=sheetd-admin", default: "none"),
         Option("--catalog-revisions", "SHEETD_CATALOG_REVISIONS", "catalog revisions kept, the oldest dropped beyond", default: "1000"),
+        Option(
+            "--catalog-history-bytes", "SHEETD_CATALOG_HISTORY_BYTES",
+            "bytes of sheet definitions the catalog history keeps, the oldest revisions dropped beyond (never the newest)",
+            default: "268435456"),
         Option(
             "--experiment-conversion-cap", "SHEETD_EXPERIMENT_CONVERSION_CAP",
             "conversions one user counts per experiment (for an arm or unattributed)", default: "10"),
@@ -246,6 +252,9 @@ struct Configuration: Sendable {
         try c.parseKeySettings(values)
         if let v = values["--catalog-revisions"] {
             c.catalogRevisions = try integer(v, "--catalog-revisions/SHEETD_CATALOG_REVISIONS", 1...1_000_000)
+        }
+        if let v = values["--catalog-history-bytes"] {
+            c.catalogHistoryBytes = Int64(try integer(v, "--catalog-history-bytes/SHEETD_CATALOG_HISTORY_BYTES", 0...(1 << 50)))
         }
         if let v = values["--experiment-conversion-cap"] {
             c.conversionCapPerUser = try integer(v, "--experiment-conversion-cap/SHEETD_EXPERIMENT_CONVERSION_CAP", 1...1_000_000)

@@ -85,6 +85,7 @@ enum ServiceRunner {
                 streamHeartbeatSeconds: configuration.streamHeartbeatSeconds,
                 stateLimits: configuration.stateLimits, catalogLimits: configuration.catalogLimits,
                 eventsPerUserPerMinute: configuration.eventsPerUserPerMinute, catalogRevisionsKept: configuration.catalogRevisions,
+                catalogHistoryBytes: configuration.catalogHistoryBytes,
                 conversionCapPerUser: configuration.conversionCapPerUser)
             for list in catalogDefinitions {
                 if let violation = service.catalogLimitViolation(list.definitions) {

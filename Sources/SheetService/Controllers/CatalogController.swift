@@ -67,23 +67,29 @@ struct CatalogController: RouteController {
         let id = try request.pathIdentifier("sheetId")
         let definition = try SheetDefinition.parse(try request.jsonObject(), pathId: id).checkedAgainstDesignRules()
         let author = try authorization.revisionAuthor(request)
-        let made = try catalog.change(ifMatch: request.header("If-Match"), author: author) { _ in .putSheet(definition) }
-        // `ETag` is the catalog's new tag, for the next conditional write.
-        let headers = [("ETag", made.tag)] + (made.created ? [("Location", "/v1/sheets/\(id)")] : [])
-        var response = HTTPResponse.json(made.created ? 201 : 200, definition.responseJSON, headers: headers)
-        response.actor = author.actor
-        return response
+        let ifMatch = request.header("If-Match")
+        return catalog.deferredWrite { [catalog] () throws(Problem) -> HTTPResponse in
+            let made = try catalog.change(ifMatch: ifMatch, author: author) { _ in .putSheet(definition) }
+            // `ETag` is the catalog's new tag, for the next conditional write.
+            let headers = [("ETag", made.tag)] + (made.created ? [("Location", "/v1/sheets/\(id)")] : [])
+            var response = HTTPResponse.json(made.created ? 201 : 200, definition.responseJSON, headers: headers)
+            response.actor = author.actor
+            return response
+        }
     }
 
     func deleteSheet(_ request: HTTPRequest) throws(Problem) -> HTTPResponse {
         try authorization.requireAdmin(request, "only the admin token may change the catalog")
         let id = try request.pathIdentifier("sheetId")
         let author = try authorization.revisionAuthor(request)
-        let made = try catalog.change(ifMatch: request.header("If-Match"), author: author) { _ in .deleteSheet(id: id) }
-        guard made.changed else { throw Problems.notFound("no sheet '\(id)' in the catalog") }
-        var response = HTTPResponse.empty(204, headers: [("ETag", made.tag)])
-        response.actor = author.actor
-        return response
+        let ifMatch = request.header("If-Match")
+        return catalog.deferredWrite { [catalog] () throws(Problem) -> HTTPResponse in
+            let made = try catalog.change(ifMatch: ifMatch, author: author) { _ in .deleteSheet(id: id) }
+            guard made.changed else { throw Problems.notFound("no sheet '\(id)' in the catalog") }
+            var response = HTTPResponse.empty(204, headers: [("ETag", made.tag)])
+            response.actor = author.actor
+            return response
+        }
     }
 
     /// `GET /v1/settings`: any valid token.
@@ -100,9 +106,12 @@ struct CatalogController: RouteController {
         try authorization.requireAdmin(request, "only the admin token may change the settings")
         let settings = try request.decodeBody(SettingsBody.init).settings
         let author = try authorization.revisionAuthor(request)
-        let made = try catalog.change(ifMatch: request.header("If-Match"), author: author) { _ in .putSettings(settings) }
-        var response = HTTPResponse.json(200, settings.jsonBytes(), headers: [("ETag", made.tag)])
-        response.actor = author.actor
-        return response
+        let ifMatch = request.header("If-Match")
+        return catalog.deferredWrite { [catalog] () throws(Problem) -> HTTPResponse in
+            let made = try catalog.change(ifMatch: ifMatch, author: author) { _ in .putSettings(settings) }
+            var response = HTTPResponse.json(200, settings.jsonBytes(), headers: [("ETag", made.tag)])
+            response.actor = author.actor
+            return response
+        }
     }
 }

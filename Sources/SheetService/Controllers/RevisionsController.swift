@@ -74,27 +74,30 @@ struct RevisionsController: RouteController {
         try authorization.requireAdmin(request, "only an admin token may change the catalog")
         let number = try Self.revisionNumber(request)
         let author = try authorization.revisionAuthor(request)
-        let made = try catalog.change(ifMatch: request.header("If-Match"), author: author) { _ throws(Problem) in
-            guard let old = try databaseErrors.guarding({ () throws(StoreError) in try store.catalogRevision(number) }) else {
-                throw Problems.notFound("no catalog revision \(number) is kept")
-            }
-            // What the store would hand back must load (and fit today's limits: the keeper checks).
-            do {
-                var loaded = Catalog()
-                for sheet in old.sheets {
-                    loaded.upsert(try SheetDefinition.stored(sheet.json, id: sheet.id, subject: "the sheet '\(sheet.id)' of revision \(number)"))
+        let ifMatch = request.header("If-Match")
+        return catalog.deferredWrite { [self] () throws(Problem) -> HTTPResponse in
+            let made = try catalog.change(ifMatch: ifMatch, author: author) { _ throws(Problem) in
+                guard let old = try databaseErrors.guarding({ () throws(StoreError) in try store.catalogRevision(number) }) else {
+                    throw Problems.notFound("no catalog revision \(number) is kept")
                 }
-                loaded.settings = old.settings
-                return .restore(revision: number, catalog: loaded)
-            } catch {
-                throw Problems.internalError("revision \(number) does not load: \(error)")
+                // What the store would hand back must load (and fit today's limits: the keeper checks).
+                do {
+                    var loaded = Catalog()
+                    for sheet in old.sheets {
+                        loaded.upsert(try SheetDefinition.stored(sheet.json, id: sheet.id, subject: "the sheet '\(sheet.id)' of revision \(number)"))
+                    }
+                    loaded.settings = old.settings
+                    return .restore(revision: number, catalog: loaded)
+                } catch {
+                    throw Problems.internalError("revision \(number) does not load: \(error)")
+                }
             }
+            guard let revision = made.revision else { throw Problems.notFound("no catalog revision \(number) is kept") }
+            var response = HTTPResponse.json(
+                201, Self.summary(revision).jsonBytes(), headers: [("ETag", made.tag), ("Location", "/v1/catalog/revisions/\(revision.number)")])
+            response.actor = author.actor
+            return response
         }
-        guard let revision = made.revision else { throw Problems.notFound("no catalog revision \(number) is kept") }
-        var response = HTTPResponse.json(
-            201, Self.summary(revision).jsonBytes(), headers: [("ETag", made.tag), ("Location", "/v1/catalog/revisions/\(revision.number)")])
-        response.actor = author.actor
-        return response
     }
 
     private static func revisionNumber(_ request: HTTPRequest) throws(Problem) -> Int64 {

@@ -1,3 +1,4 @@
+import Concurrency
 import MicroHTTP
 import Observability
 import SheetPolicy
@@ -23,6 +24,9 @@ final class CatalogKeeper: Sendable {
     private let snapshot: CatalogSnapshot
     /// Serializes catalog writes (and reloads) so the store and the snapshot change in the same order.
     private let writes = Mutex(())
+    /// Catalog write routes run here (`deferredWrite`): a write to a large catalog (its transaction,
+    /// the new snapshot and tag) then never holds up the other connections of the HTTP worker it came on.
+    private let writeThread = WorkerThreads(count: 1)
     /// The catalog's entity tag, for `ETag` and `If-Match` (computed once per catalog version).
     private let tags = CatalogTag()
     /// Which database catalog version the snapshot reflects (`DecisionFreshness`'s catalog mark).
@@ -35,10 +39,13 @@ final class CatalogKeeper: Sendable {
     private let databaseErrors: DatabaseErrors
     /// Catalog revisions kept (`SHEETD_CATALOG_REVISIONS`).
     private let revisionsKept: Int
+    /// Bytes of sheet definitions the catalog history keeps (`SHEETD_CATALOG_HISTORY_BYTES`).
+    private let historyBytes: Int64
 
     init(
         store: any CatalogStore, replication: (any ReplicaCoordination)?, snapshot: CatalogSnapshot, freshness: DecisionFreshness,
-        feed: ChangeFeed, limits: CatalogLimits, replicaCounters: ReplicaCounters, databaseErrors: DatabaseErrors, revisionsKept: Int
+        feed: ChangeFeed, limits: CatalogLimits, replicaCounters: ReplicaCounters, databaseErrors: DatabaseErrors, revisionsKept: Int,
+        historyBytes: Int64 = CatalogRevision.defaultHistoryBytes
     ) {
         self.store = store
         self.replication = replication
@@ -49,6 +56,7 @@ final class CatalogKeeper: Sendable {
         self.replicaCounters = replicaCounters
         self.databaseErrors = databaseErrors
         self.revisionsKept = revisionsKept
+        self.historyBytes = historyBytes
     }
 
     /// The catalog as stored (what start-up and a replica's reload read).
@@ -147,7 +155,8 @@ final class CatalogKeeper: Sendable {
             try edit.check(against: current, limits: limits)
             let stored: CatalogEdit.Stored
             if storing {
-                let record = CatalogWriteRecord(author: author, keep: revisionsKept, experiments: ExperimentIdentity.of(edit.sheetsLeft))
+                let record = CatalogWriteRecord(
+                    author: author, keep: revisionsKept, historyBytes: historyBytes, experiments: ExperimentIdentity.of(edit.sheetsLeft))
                 stored = try databaseErrors.guarding { () throws(StoreError) in
                     do throws(StoreError) {
                         return try edit.write(to: store, record: record)
@@ -165,6 +174,14 @@ final class CatalogKeeper: Sendable {
         }
         if made.changed { feed.catalogChanged() }
         return made
+    }
+
+    /// A catalog write route's work (`change` and its answer) on the catalog's write thread; the
+    /// request is answered when it is done. `write` must not touch the request (read what it needs first).
+    func deferredWrite(_ write: @escaping @Sendable () throws(Problem) -> HTTPResponse) -> HTTPResponse {
+        .deferred { [writeThread] promise in
+            writeThread.run { promise.complete { () throws(Problem) in try write() } }
+        }
     }
 
     /// At start: a first revision holding the catalog as found, so that the first change can be undone,

@@ -8,19 +8,28 @@ import Synchronization
 /// `ETag`, and what catalog writes compare `If-Match` with, so two people editing the catalog do not
 /// silently overwrite each other.
 ///
-/// A strong tag over the content (every definition's canonical JSON in id order, then the settings),
-/// not over a version number: replicas that hold the same catalog answer the same tag, and a restart
-/// keeps it. Computed once per catalog version.
+/// A strong tag over the content (the digest of every definition's canonical JSON in id order, then
+/// the settings), not over a version number: replicas that hold the same catalog answer the same tag,
+/// and a restart keeps it. Computed once per catalog version; a sheet's digest is kept with its
+/// definition, so a write that changes one sheet of a large catalog hashes that sheet only.
 final class CatalogTag: Sendable {
     private let last = Mutex<(version: Int, tag: String)?>(nil)
+    private let digests = Mutex<[String: (definition: SheetDefinition, digest: [UInt8])]>([:])
 
     /// The tag of `catalog` at snapshot `version`.
     func tag(of catalog: Catalog, version: Int) -> String {
         if let last = last.withLock({ $0 }), last.version == version { return last.tag }
         var bytes: [UInt8] = []
-        for sheet in catalog.sortedByID {
-            bytes += sheet.canonicalJSON
-            bytes.append(0x0A)
+        digests.withLock { cache in
+            var kept: [String: (definition: SheetDefinition, digest: [UInt8])] = [:]
+            kept.reserveCapacity(catalog.sheets.count)
+            for sheet in catalog.sortedByID {
+                let digest =
+                    cache[sheet.id].flatMap { $0.definition == sheet ? $0.digest : nil } ?? SHA256.hash(sheet.canonicalJSON)
+                kept[sheet.id] = (sheet, digest)
+                bytes += digest
+            }
+            cache = kept
         }
         bytes += catalog.settings.jsonBytes()
         let tag = SHA256.quotedHexPrefix(of: bytes, length: 16)

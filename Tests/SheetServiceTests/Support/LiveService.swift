@@ -42,6 +42,7 @@ final class LiveService {
         stateLimits: UserStateLimits = UserStateLimits(), catalogLimits: CatalogLimits = CatalogLimits(),
         eventsPerUserPerMinute: Int = ServiceDefaults.eventsPerUserPerMinute, tokenLeewaySeconds: Int = 60,
         postgres: Bool = false, adminTokens: [AdminToken] = [], catalogRevisionsKept: Int = CatalogRevision.defaultKept,
+        catalogHistoryBytes: Int64 = CatalogRevision.defaultHistoryBytes,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now, tokens customTokens: TokenVerifier? = nil
     ) throws {
         tokens =
@@ -70,6 +71,7 @@ final class LiveService {
             store: sheetStore, tokens: tokens, metrics: HTTPMetrics(), openAPIDocument: Array(LiveService.openAPIText.utf8),
             maxStreams: maxStreams, streamHeartbeatSeconds: streamHeartbeatSeconds, stateLimits: stateLimits,
             catalogLimits: catalogLimits, eventsPerUserPerMinute: eventsPerUserPerMinute, catalogRevisionsKept: catalogRevisionsKept,
+            catalogHistoryBytes: catalogHistoryBytes,
             clock: clock)
         var configuration = HTTPServerConfiguration()
         configuration.port = 0

@@ -1,1 +1,0 @@
-../SheetStore/SQLiteSheetStore+Revisions.swift
