@@ -122,6 +122,18 @@ public final class PostgresConnection {
         return PQstatus(handle) == CONNECTION_OK
     }
 
+    /// True when the server ended this idle session since it was last used: `pg_terminate_backend`, a
+    /// restart or a failover leave a FATAL notice or an end of file on the socket, which libpq only
+    /// notices on the next query. Checked on checkout (one `poll` that does not wait), so that a pool
+    /// opens a new session rather than failing the first request after the database came back.
+    public var endedWhileIdle: Bool {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return true }
+        var poller = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, 0) > 0 else { return false }
+        // Something arrived on an idle session: read it (a notice keeps the session, an end ends it).
+        return PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK
+    }
+
     /// True when a transaction is open (or failed and not yet rolled back).
     public var inTransaction: Bool {
         guard let handle else { return false }

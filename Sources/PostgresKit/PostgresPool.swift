@@ -81,14 +81,22 @@ public final class PostgresPool: Sendable {
         case .closed:
             throw PostgresError(sqlstate: "", message: "the connection pool is closed", connectionLost: true)
         case .idle(let connection):
-            return connection
+            guard connection.endedWhileIdle else { return connection }
+            // The server ended it while it waited: a new session in its slot.
+            connection.close()
+            return try connectInReservedSlot()
         case .connect:
-            do {
-                return try connector.connect()
-            } catch {
-                state.withLock(wake: .one) { $0.open -= 1 }
-                throw error
-            }
+            return try connectInReservedSlot()
+        }
+    }
+
+    /// A new session for a slot counted in `open`; the slot is given back when connecting fails.
+    private func connectInReservedSlot() throws(PostgresError) -> PostgresConnection {
+        do {
+            return try connector.connect()
+        } catch {
+            state.withLock(wake: .one) { $0.open -= 1 }
+            throw error
         }
     }
 
