@@ -85,7 +85,9 @@ enum MHD_Result MHD_queue_response(struct MHD_Connection *connection, unsigned i
     const char *text;
     size_t text_length;
     message_text(pending_message, pending_length, &text, &text_length);
-    struct MHD_Response *answer = b != NULL ? b(status_code, text, text_length) : NULL;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int socket = info != NULL ? info->connect_fd : -1;
+    struct MHD_Response *answer = b != NULL ? b(status_code, text, text_length, socket) : NULL;
     if (answer == NULL) return queue(connection, status_code, response);
     // MHD's caller destroys its own response after this returns; the connection holds ours.
     enum MHD_Result result = queue(connection, status_code, answer);

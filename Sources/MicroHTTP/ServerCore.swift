@@ -177,18 +177,13 @@ extension ServerCore {
     func answerOnSocket(_ action: RequestStateMachine.Action, socket fd: Int32) {
         guard case .answerOnSocket(let problem, let requestId, let reason) = action, fd >= 0 else { return }
         let id = requestId ?? RequestID.next()
-        let body = problem.body
-        var bytes = Array(
-            ("HTTP/1.1 \(problem.status) \(problem.title)\r\nContent-Type: application/problem+json\r\n"
-                + "Content-Length: \(body.count)\r\nConnection: close\r\nX-Request-Id: \(id)\r\n\r\n").utf8)
-        bytes += body
-        let sent = bytes.withUnsafeBytes { cmhd_send_raw(fd, $0.baseAddress, $0.count) }
+        let sent = writeProblem(problem, requestId: id, to: fd)
         let message =
             switch reason {
             case .bodyStalled: "the head left no memory to read the body; sent \(problem.status) instead"
             case .answerDidNotFit: "the answer did not fit in the connection's memory; sent \(problem.status) instead"
             }
-        Log.write(.warn, message, [("request_id", .string(id)), ("sent", .bool(sent == bytes.count))])
+        Log.write(.warn, message, [("request_id", .string(id)), ("sent", .bool(sent))])
         if reason == .bodyStalled { _ = shutdown(fd, Int32(SHUT_RDWR)) }
     }
 }

@@ -1,8 +1,7 @@
 import Foundation
+@_spi(Testing) import Observability
 import TestSupport
 import Testing
-
-@_spi(Testing) import Observability
 
 @testable import MicroHTTP
 
@@ -14,9 +13,16 @@ import Testing
         ("HTTP/2.0 request line", "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", 505, "http-version-not-supported"),
         ("HTTP/0.9 request line", "GET /healthz HTTP/0.9\r\nHost: x\r\n\r\n", 505, "http-version-not-supported"),
         ("bad chunk size", "POST /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", 400, "bad-request"),
-        ("chunk size beyond 64 bits", "POST /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\nhello\r\n", 413, "payload-too-large"),
+        (
+            "chunk size beyond 64 bits", "POST /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\nhello\r\n",
+            413, "payload-too-large"
+        ),
         ("Content-Length not a number", "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc\r\n\r\nhello", 400, "bad-request"),
-        ("Content-Length beyond 64 bits", "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\nhello", 413, "payload-too-large"),
+        (
+            "Content-Length beyond 64 bits", "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\nhello", 413,
+            "payload-too-large"
+        ),
+        ("HTTP/1.1 without Host", "GET /healthz HTTP/1.1\r\n\r\n", 400, "bad-request"),
     ]
 
     @Test(arguments: refusals.indices)
@@ -35,6 +41,7 @@ import Testing
             #expect(o["type"] as? String == "urn:sheetd:problem:\(refusal.slug)", "\(refusal.name)")
             let detail = try #require(o["detail"] as? String, "\(refusal.name)")
             #expect(!detail.contains("<"), "\(refusal.name): \(detail)")
+            // One answer, then the close (libmicrohttpd alone sent some header sections twice).
             #expect(c.isClosedByServer(), "\(refusal.name)")
             // The server goes on serving.
             #expect(try fetch(server.port, "GET", "/healthz").status == 200)
@@ -63,10 +70,12 @@ import Testing
         for i in 0..<resets {
             try connectSendAndReset(port: server.port, "GET /v1/users/u\(i)/profile HTTP/1.1\r\nHost: x\r\n")
         }
-        // Each reset is counted once MHD has read it.
+        // Each reset is counted once MHD has read it; a reset that arrives before MHD read the partial
+        // head is silent (MHD logs nothing for a connection that sent it nothing), hence the margin.
+        let expected = resets - resets / 10
         let deadline = ContinuousClock.now + .seconds(20)
-        while metrics.daemonMessages(.client) < resets && ContinuousClock.now < deadline { usleep(10_000) }
-        #expect(metrics.daemonMessages(.client) >= resets)
+        while metrics.daemonMessages(.client) < expected && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(metrics.daemonMessages(.client) >= expected)
         #expect(metrics.renderPrometheus().contains("http_daemon_messages_total{kind=\"client\"}"))
         server.stop(drainTimeout: .seconds(2))
         let lines = Log.captured().dropFirst(before)
@@ -78,7 +87,7 @@ import Testing
         #expect(summaries.count < resets / 4, "\(summaries.count) summaries")
         #expect(lines.allSatisfy { !$0.contains("Socket has been disconnected") && !$0.contains("closed by remote side") })
         let counted = summaries.compactMap { try? jsonObject(Array($0.utf8)) }.reduce(0) { $0 + (($1["client_caused"] as? Int) ?? 0) }
-        #expect(counted >= resets)
+        #expect(counted >= expected)
     }
 
     /// Which MHD lines count as a client's doing.
