@@ -12,7 +12,7 @@ import PackageDescription
 // written once over `SQLSession`) → {SheetPolicy, Crypto, Concurrency};
 // SQLiteStore (the embedded backend: its writer, readers, checkpoints, backups) → {SQLiteKit, SheetStore, SheetPolicy, Crypto,
 // Concurrency}; SQLiteKit → CSQLite;
-// MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses, gzip) → {CMicroHTTPD, CZlib, Concurrency, JSONKit, Observability};
+// MicroHTTP (only HTTP: connections, the request lifecycle, routing, responses, gzip) → {CMicroHTTPD, CMHDErrorAnswers, CZlib, Concurrency, JSONKit, Observability};
 // Observability (the JSON-lines logger, the Prometheus text format, the monotonic clock) → JSONKit; Crypto → CCrypto; CurlKit (HTTPS GETs off the request path) → CCurl. SheetdClient (the typed Swift client for apps) → Foundation only: no server module
 // depends on it and it depends on none of them. SheetPolicy and JSONKit depend on nothing but the standard library; Concurrency
 // (the locks, thread-locals, atomic counters and caches every other module shares) on nothing but it
@@ -45,12 +45,14 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        .target(name: "Concurrency"),
+        .target(name: "Concurrency", exclude: ["THREADS.md"]),
         .target(name: "Crypto", dependencies: ["CCrypto"]),
         // HTTPS GETs through libcurl (a JWKS URL), for background threads only.
         .target(name: "CurlKit", dependencies: ["CCurl"]),
         .target(name: "Observability", dependencies: ["JSONKit"]),
-        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "CZlib", "Concurrency", "JSONKit", "Observability"]),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "CMHDErrorAnswers", "CZlib", "Concurrency", "JSONKit", "Observability"]),
+        // libmicrohttpd's own error answers made problem+json (symbol interposition; see error_answers.c).
+        .target(name: "CMHDErrorAnswers", dependencies: ["CMicroHTTPD"]),
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
         .target(name: "SheetPolicy"),
         .target(name: "JSONKit"),

@@ -12,7 +12,6 @@
 #include <sys/eventfd.h>
 #include <malloc.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 #include <sys/ioctl.h>
 
 /// MHD_start_daemon is variadic and unavailable in Swift; options travel as one MHD_OPTION_ARRAY.
@@ -266,8 +265,5 @@ static inline int cmhd_unread_bytes(int fd)
     int n = 0;
     return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
 }
-
-/// Names the calling thread (at most 15 bytes are kept), for ps, top and perf.
-static inline void cmhd_name_this_thread(const char *name) { (void)prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 #endif

@@ -188,11 +188,12 @@ public final class TimerThread: Sendable {
             defer { s.started = true }
             return (token, !s.started && !s.stopped)
         }
-        if start { startDetachedThread { [self] in run() } }
+        if start { startDetachedThread(named: "timer") { [self] in run() } }
         return token
     }
 
-    /// The timer thread: waits for the earliest deadline (or a change), runs what is due.
+    /// The timer thread: waits for the earliest deadline (or a change), runs what is due. With
+    /// nothing pending it waits without a timeout: a schedule, a cancel or `stop` wakes it.
     private func run() {
         while true {
             let due = state.wait(
@@ -215,10 +216,10 @@ public final class TimerThread: Sendable {
     }
 
     /// How long to sleep at most: until the earliest deadline (a schedule or cancel wakes the thread
-    /// earlier), or a second when nothing is pending.
-    private func nextWait() -> Duration {
+    /// earlier), nil (no timeout) when nothing is pending.
+    private func nextWait() -> Duration? {
         let next = state.withLock { $0.heap.nextDeadline() }
-        guard let next else { return .seconds(1) }
+        guard let next else { return nil }
         return .microseconds(max(0, next - Timers.now()))
     }
 }

@@ -1,3 +1,4 @@
+import Concurrency
 import JSONKit
 import Observability
 import Synchronization
@@ -24,11 +25,11 @@ extension ServerCore {
         _ connection: C, _ request: RequestState, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>,
         version: UnsafePointer<CChar>?, upload: UnsafeRawBufferPointer?
     ) -> Bool {
-        request.calls += 1
         let action: RequestStateMachine.Action
         if request.machine.phase == .awaitingHead {
-            let verdict = verdict(connection, method, version, request)
-            action = request.machine.headReceived(verdict)
+            let body = announcedBody(connection, limit: maxBodyBytes)
+            let verdict = verdict(connection, method, version, request, bodyOverLimit: body.overLimit)
+            action = request.machine.headReceived(verdict, announcesBody: body.present)
         } else if let upload, !upload.isEmpty {
             action = request.machine.bodyReceived(upload)
         } else {
@@ -44,15 +45,24 @@ extension ServerCore {
         let arguments = query.withUnsafeBufferPointer { countQueryArguments($0) }
         return RequestState(
             startMicros: monotonicMicros(), query: query, queryArguments: arguments,
-            machine: RequestStateMachine(maxBodyBytes: maxBodyBytes, maxQueryArguments: maxQueryArguments))
+            machine: RequestStateMachine(
+                maxBodyBytes: maxBodyBytes, maxQueryArguments: maxQueryArguments, headerMemory: headerMemory,
+                answerReserve: ServerCore.answerReserve))
     }
 
     /// The connection completed the request (NOTIFY_COMPLETED, also on timeouts, aborts and shutdown).
     @_spi(Testing) public func completed(_ request: RequestState) {
-        request.finished = true
         request.machine.completed()?.markCompleted()
         inFlight.wrappingSubtract(1, ordering: .relaxed)
+        if draining.load(ordering: .relaxed) { lastCompletionMicros.store(monotonicMicros(), ordering: .relaxed) }
         metrics.requestFinished()
+    }
+
+    /// The end of a turn of one of the server's loops (on its thread): tells a draining `stop` to look
+    /// again, and returns how soon the loop must look at its stalled bodies (ms, -1: no need).
+    func turnEnded() -> Int32 {
+        if draining.load(ordering: .relaxed) { drainProgress.withLock(wake: .all) { $0 &+= 1 } }
+        return StalledBodies.check(core: self)
     }
 
     /// Carries out `action` and those the machine returns for its results, until one leaves the
@@ -70,6 +80,9 @@ extension ServerCore {
                 // A chunked body far beyond the cap: MHD cannot answer mid-upload, so drop the connection.
                 Log.write(.warn, "oversize chunked body aborted", [("bytes", .int(bytes))])
                 return false
+            case .answerOnSocket:
+                answerOnSocket(action, socket: connection.socket)
+                return true
             case .reject(let problem, let close):
                 var response = problem.response
                 if close { response.headers.append(("Connection", "close")) }
@@ -115,10 +128,8 @@ extension ServerCore {
 
     /// What the header section says about size and framing, before any body byte is read.
     private func verdict<C: HTTPConnection>(
-        _ connection: C, _ method: UnsafePointer<CChar>, _ version: UnsafePointer<CChar>?, _ request: RequestState
+        _ connection: C, _ method: UnsafePointer<CChar>, _ version: UnsafePointer<CChar>?, _ request: RequestState, bodyOverLimit: Bool
     ) -> RequestStateMachine.HeadVerdict {
-        let body = announcedBody(connection, limit: maxBodyBytes)
-        request.bodyAnnounced = body.present
         // The head stays in the connection's memory pool until the answer is sent, and the answer's
         // header section is built in what is left: keep room for it (see `answerReserve`).
         if connection.headMemoryUsed() + ServerCore.answerReserve > headerMemory {
@@ -126,7 +137,7 @@ extension ServerCore {
         }
         if let problem = connection.framingProblem(method: method, version: version) { return .malformed(detail: problem) }
         if request.queryArguments > maxQueryArguments { return .tooManyQueryArguments(count: request.queryArguments) }
-        if body.overLimit { return .announcedBodyTooLarge }
+        if bodyOverLimit { return .announcedBodyTooLarge }
         return .acceptable
     }
 

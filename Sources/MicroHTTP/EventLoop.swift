@@ -51,8 +51,7 @@ final class EventLoop: @unchecked Sendable {
             return nil
         }
         Self.running.withLock { $0[Int(bitPattern: daemon)] = self }
-        let started = startDetachedThreadIfPossible { [self] in
-            name.withCString { cmhd_name_this_thread($0) }
+        let started = startDetachedThreadIfPossible(named: name) { [self] in
             Self.current.value.loop = self
             run()
             Self.current.value.loop = nil

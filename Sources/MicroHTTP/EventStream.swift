@@ -272,9 +272,8 @@ final class OpenStreams: Sendable {
     private let registry = Mutex(Registry())
     /// Streams closed since free memory was last given back to the system.
     private let closedSinceTrim = Atomic<Int>(0)
-    /// Where the trims run: not on the timer thread, whose other timers would wait for the walk.
-    private static let trimThread = WorkerThreads(count: 1)
-    /// Every this many closed streams, free heap memory goes back to the system (on `trimThread`):
+    /// Every this many closed streams, free heap memory goes back to the system (on the background
+    /// pool, not on the timer thread, whose other timers would wait for the walk):
     /// a stream's connection memory (its libmicrohttpd pool, about 10 KiB) is freed at its close, but
     /// glibc keeps freed pages resident, so after a wave of streams the RSS would stay at its peak.
     static let trimEvery = 2048
@@ -294,7 +293,7 @@ final class OpenStreams: Sendable {
         // Later and elsewhere: the connection's own memory is freed after this (NOTIFY_COMPLETED runs
         // before MHD frees the pool), and trimming walks every arena.
         TimerThread.shared.schedule(after: .milliseconds(500)) {
-            Self.trimThread.run { _ = cmhd_release_free_memory() }
+            WorkerThreads.background.run { _ = cmhd_release_free_memory() }
         }
     }
 

@@ -15,6 +15,8 @@ public final class HTTPMetrics: Sendable {
     public static let unmatchedRoute = "unmatched"
 
     private let inFlightCount = Atomic<Int>(0)
+    /// libmicrohttpd's log lines by `DaemonLog.Kind` (client, other).
+    private let daemonMessages = AtomicCounters(count: DaemonLog.Kind.allCases.count)
     private let slots = Mutex<[String: RouteMetrics]>([:])
     let unmatched: RouteMetrics
 
@@ -25,6 +27,13 @@ public final class HTTPMetrics: Sendable {
 
     /// Requests received (headers read) and not yet completely answered, across all servers using this.
     public var inFlight: Int { inFlightCount.load(ordering: .relaxed) }
+
+    /// libmicrohttpd's log lines of `kind` so far (those a client causes are not logged one by one).
+    func daemonMessages(_ kind: DaemonLog.Kind) -> Int { daemonMessages.load(Self.daemonIndex(kind)) }
+
+    func daemonMessage(_ kind: DaemonLog.Kind) { daemonMessages.add(1, at: Self.daemonIndex(kind)) }
+
+    private static func daemonIndex(_ kind: DaemonLog.Kind) -> Int { DaemonLog.Kind.allCases.firstIndex(of: kind)! }
 
     func requestStarted() { inFlightCount.wrappingAdd(1, ordering: .relaxed) }
     func requestFinished() { inFlightCount.wrappingSubtract(1, ordering: .relaxed) }
@@ -73,6 +82,10 @@ public final class HTTPMetrics: Sendable {
         }
         out.family("http_requests_in_flight", type: .gauge, help: "HTTP requests being handled or sent.")
         out.sample("http_requests_in_flight", [], inFlight)
+        out.family(
+            "http_daemon_messages_total", type: .counter,
+            help: "libmicrohttpd log messages, by kind: client (a client reset, closed or sent a malformed request; not logged one by one) or other.")
+        for kind in DaemonLog.Kind.allCases { out.sample("http_daemon_messages_total", [("kind", kind.rawValue)], daemonMessages(kind)) }
         return out.text
     }
 }

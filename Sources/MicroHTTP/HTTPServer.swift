@@ -113,6 +113,7 @@ public final class HTTPServer: Sendable {
         // A write to a closed socket or stdout pipe must not kill the process (MHD uses MSG_NOSIGNAL,
         // log writes do not).
         signal(SIGPIPE, SIG_IGN)
+        DaemonAnswers.install()
 
         try state.withLock { s in
             guard case .idle = s.phase else { throw HTTPServerError(message: "the server was already started") }
@@ -163,7 +164,7 @@ public final class HTTPServer: Sendable {
             var loops: [EventLoop] = []
             if failure == nil {
                 for (index, daemon) in daemons.enumerated() {
-                    guard let loop = EventLoop(daemon: daemon, name: "http-loop-\(index)", afterTurn: { StalledBodies.check(core: core) }) else {
+                    guard let loop = EventLoop(daemon: daemon, name: "http-loop-\(index)", afterTurn: { core.turnEnded() }) else {
                         failure = "cannot start the event loop threads"
                         break
                     }
@@ -219,21 +220,22 @@ public final class HTTPServer: Sendable {
         core.streams.endAll()
         let (secs, attos) = drainTimeout.components
         let timeoutMicros = max(0, Int(secs) * 1_000_000 + Int(attos / 1_000_000_000_000))
-        let deadline = monotonicMicros() + timeoutMicros
-        var quietSince: Int?
+        let drainStart = monotonicMicros()
+        let deadline = drainStart + timeoutMicros
+        // Woken by every loop turn while draining (`ServerCore.turnEnded`): a connection closed or a
+        // request completed; otherwise asleep until the quiet period or the deadline ends.
+        var turns = core.drainProgress.withLock { $0 }
         while true {
             let now = monotonicMicros()
             if now >= deadline || loops.allSatisfy({ $0.connections == 0 }) { break }
+            var wakeAt = deadline
             if core.inFlight.load(ordering: .relaxed) == 0 {
-                if let q = quietSince {
-                    if now - q >= HTTPServer.drainQuietMicros { break }
-                } else {
-                    quietSince = now
-                }
-            } else {
-                quietSince = nil
+                let quietSince = max(drainStart, core.lastCompletionMicros.load(ordering: .relaxed))
+                if now - quietSince >= HTTPServer.drainQuietMicros { break }
+                wakeAt = min(deadline, quietSince + HTTPServer.drainQuietMicros)
             }
-            usleep(5_000)
+            let seen = turns
+            turns = core.drainProgress.wait(until: { $0 != seen }, timeout: .microseconds(wakeAt - now)) { $0 } ?? seen
         }
         // MHD aborts when stopped with a suspended connection: whatever still waits for its deferred
         // response is answered now (the connection is closed by the stop, so the client sees no answer
@@ -247,6 +249,7 @@ public final class HTTPServer: Sendable {
         for loop in loops { loop.stop() }
         Self.stopDaemons(loops.map(\.daemon))
         core.peerMonitor.stop()
+        DaemonLog.flush()
         context.release()
         state.withLock { $0.phase = .stopped }
     }

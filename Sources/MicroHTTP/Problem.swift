@@ -110,12 +110,16 @@ public struct ProblemType: Sendable, Equatable, CustomStringConvertible {
     public static let experimentRunning = ProblemType(slug: "experiment-running", status: 409, title: "Experiment Running")
     public static let internalError = ProblemType(slug: "internal-error", status: 500, title: "Internal Server Error")
     public static let unavailable = ProblemType(slug: "unavailable", status: 503, title: "Service Unavailable")
+    /// libmicrohttpd's own refusals (`DaemonAnswers`).
+    public static let uriTooLong = ProblemType(slug: "uri-too-long", status: 414, title: "URI Too Long")
+    public static let httpVersionNotSupported = ProblemType(
+        slug: "http-version-not-supported", status: 505, title: "HTTP Version Not Supported")
 
     /// Every type the server raises.
     public static let all: [ProblemType] = [
         .badRequest, .invalidParams, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .preconditionFailed, .payloadTooLarge,
         .unsupportedMediaType, .headerTooLarge, .limitExceeded, .tooManyRequests, .internalError, .unavailable,
-        .experimentRunning,
+        .experimentRunning, .uriTooLong, .httpVersionNotSupported,
     ]
 }
 

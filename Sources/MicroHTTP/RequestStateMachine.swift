@@ -10,7 +10,14 @@
 ///      │                       │                          └─stream answered─▶ responded ─queued─▶ streaming
 ///      │                       └─over the cap─▶ discardingBody ─body ended─▶ rejecting ─labeled─▶ responded (413)
 ///      └─head refused (400/413/431)─▶ rejecting ─labeled─▶ responded
+///
+/// receivingBody, discardingBody ─body stalled─▶ answeredOnSocket (431)
+/// responded, streaming ─answer not sent─▶ answeredOnSocket (431)
+/// any ─completed─▶ finished
 /// ```
+/// Two answers cannot go through libmicrohttpd, so the machine asks for them to be written to the
+/// socket itself (`answerOnSocket`): a body MHD can no longer read (`stallChecked`, see
+/// `StalledBodies`) and an answer whose header section MHD could not build (`answerNotSent`).
 /// A long-lived stream (server-sent events: one MHD callback response per stream, parked with
 /// suspend/resume from its reader, `EventStream`) is the `streaming` state: its body is produced by the
 /// reader callback, so the access handler has nothing more to do until the connection completes.
@@ -40,11 +47,27 @@ struct RequestStateMachine {
         case responded(requestId: String)
         /// A streaming response was queued; its reader callback writes the body until it ends.
         case streaming(EventStream, requestId: String)
+        /// An answer was written to the socket past libmicrohttpd; the connection closes. `stream`: the
+        /// stream whose answer MHD could not send, still to be told of the completion.
+        case answeredOnSocket(requestId: String?, stream: EventStream?)
+        /// NOTIFY_COMPLETED came: the connection may be gone, nothing may touch it any more.
+        case finished
     }
 
     /// The state without its values, for tests and for the access handler's first-call check.
     enum Phase: Equatable {
         case awaitingHead, receivingBody, discardingBody, rejecting, dispatching, parked, responded, streaming
+        case answeredOnSocket, finished
+    }
+
+    /// Why an answer is written to the socket instead of queued with libmicrohttpd.
+    enum SocketAnswerReason: Equatable {
+        /// The head left libmicrohttpd no memory to read the announced body (it would wait for ever);
+        /// the socket is shut down after the answer so that MHD closes the connection.
+        case bodyStalled
+        /// MHD could not build the queued answer's header section and closes the connection
+        /// without sending anything.
+        case answerDidNotFit
     }
 
     /// What the head check found, before any body byte is read.
@@ -79,18 +102,38 @@ struct RequestStateMachine {
         case checkSettled(ResponsePromise)
         /// Drop the connection without an answer (MHD cannot answer in the middle of an upload).
         case abort(bodyBytesSeen: Int)
+        /// Write this complete answer to the connection's socket (nothing of another answer was sent),
+        /// and shut the socket down when `reason` says so. `requestId` is nil when none was assigned.
+        case answerOnSocket(Problem, requestId: String?, reason: SocketAnswerReason)
     }
 
     private(set) var state: State = .awaitingHead
     /// Body bytes seen so far, kept or not.
     private(set) var bodyBytesSeen = 0
+    /// Calls of the connection so far (the stall watch measures progress by them).
+    private(set) var calls = 0
+    /// The head announced a body (chunked, or a Content-Length above 0): only such a request can
+    /// wait for body bytes, and be watched for a stall.
+    private(set) var announcesBody = false
+    /// The stall watch's last look: the calls it saw, and how many looks in a row found no new call
+    /// while bytes waited unread. nil: not watched.
+    private var stallWatch: (calls: Int, strikes: Int)?
     let maxBodyBytes: Int
     let maxQueryArguments: Int
+    /// The connection's memory (`headerMemoryLimit`) and what a head must leave of it, for the 431s.
+    let headerMemory: Int
+    let answerReserve: Int
 
-    init(maxBodyBytes: Int, maxQueryArguments: Int) {
+    init(maxBodyBytes: Int, maxQueryArguments: Int, headerMemory: Int = 10240, answerReserve: Int = 1024) {
         self.maxBodyBytes = maxBodyBytes
         self.maxQueryArguments = maxQueryArguments
+        self.headerMemory = headerMemory
+        self.answerReserve = answerReserve
     }
+
+    /// Looks without progress, with bytes unread, after which a watched body counts as stalled (a
+    /// healthy one is read at the next turn: the bytes' arrival wakes the loop and MHD reads them).
+    static let stallStrikes = 2
 
     /// How much of an oversize chunked body is read and discarded before the connection is dropped.
     var discardLimit: Int { max(maxBodyBytes &* 16, 1 << 20) }
@@ -105,6 +148,16 @@ struct RequestStateMachine {
         case .parked: .parked
         case .responded: .responded
         case .streaming: .streaming
+        case .answeredOnSocket: .answeredOnSocket
+        case .finished: .finished
+        }
+    }
+
+    /// Whether the request waits for body bytes (kept or discarded).
+    var awaitsBody: Bool {
+        switch state {
+        case .receivingBody, .discardingBody: true
+        default: false
         }
     }
 
@@ -112,13 +165,17 @@ struct RequestStateMachine {
     var answeredRequestId: String? {
         switch state {
         case .responded(let id), .streaming(_, let id): id
-        case .awaitingHead, .receivingBody, .discardingBody, .rejecting, .dispatching, .parked: nil
+        case .answeredOnSocket(let id, _): id
+        case .awaitingHead, .receivingBody, .discardingBody, .rejecting, .dispatching, .parked, .finished: nil
         }
     }
 
-    /// The header section arrived (MHD's first access-handler call).
-    mutating func headReceived(_ verdict: HeadVerdict) -> Action {
+    /// The header section arrived (MHD's first access-handler call); `announcesBody`: it announces a
+    /// body (chunked, or a Content-Length above 0).
+    mutating func headReceived(_ verdict: HeadVerdict, announcesBody: Bool = false) -> Action {
+        calls += 1
         guard case .awaitingHead = state else { return .continue }
+        self.announcesBody = announcesBody
         switch verdict {
         case .acceptable:
             state = .receivingBody(body: [])
@@ -145,6 +202,7 @@ struct RequestStateMachine {
 
     /// Body bytes arrived (they are always consumed): kept while under the cap.
     mutating func bodyReceived(_ bytes: UnsafeRawBufferPointer) -> Action {
+        calls += 1
         bodyBytesSeen += bytes.count
         switch state {
         case .receivingBody(var body):
@@ -159,13 +217,14 @@ struct RequestStateMachine {
             return .continue
         case .discardingBody:
             return bodyBytesSeen > discardLimit ? .abort(bodyBytesSeen: bodyBytesSeen) : .continue
-        case .awaitingHead, .rejecting, .dispatching, .parked, .responded, .streaming:
+        case .awaitingHead, .rejecting, .dispatching, .parked, .responded, .streaming, .answeredOnSocket, .finished:
             return .continue
         }
     }
 
     /// MHD called without data: the body ended (or, when parked, the connection was resumed).
     mutating func calledWithoutData() -> Action {
+        calls += 1
         switch state {
         case .receivingBody(let body):
             state = .dispatching
@@ -175,9 +234,53 @@ struct RequestStateMachine {
             return .reject(.payloadTooLarge(limit: maxBodyBytes), closeConnection: false)
         case .parked(let promise, _):
             return .checkSettled(promise)
-        case .awaitingHead, .rejecting, .dispatching, .responded, .streaming:
+        case .awaitingHead, .rejecting, .dispatching, .responded, .streaming, .answeredOnSocket, .finished:
             return .continue
         }
+    }
+
+    /// After a call of the connection: whether the loop's stall watch must start watching the request
+    /// (true once, and only while it waits for the body its head announced; a request without one is
+    /// answered within the same MHD pass, not worth a watch).
+    mutating func startStallWatch() -> Bool {
+        guard announcesBody, awaitsBody, stallWatch == nil else { return false }
+        stallWatch = (calls, 0)
+        return true
+    }
+
+    /// The stall watch looks at the end of a loop turn (only while `awaitsBody`): `bytesUnread` says
+    /// whether bytes wait unread in the socket. A body that made no progress over `stallStrikes` looks
+    /// with bytes waiting is stalled: its 431 goes to the socket, which is then shut down.
+    mutating func stallChecked(bytesUnread: Bool) -> Action {
+        guard awaitsBody, let watch = stallWatch else { return .continue }
+        if watch.calls != calls {
+            stallWatch = (calls, 0)
+            return .continue
+        }
+        let strikes = bytesUnread ? watch.strikes + 1 : 0
+        stallWatch = (calls, strikes)
+        guard strikes >= Self.stallStrikes else { return .continue }
+        state = .answeredOnSocket(requestId: nil, stream: nil)
+        return .answerOnSocket(
+            .headerTooLarge(memory: headerMemory, reserve: answerReserve), requestId: nil, reason: .bodyStalled)
+    }
+
+    /// libmicrohttpd could not build the header section of the answer queued (it closes the connection
+    /// without sending any of it): a 431 under the answer's request id, written to the socket.
+    mutating func answerNotSent() -> Action {
+        let requestId: String
+        switch state {
+        case .responded(let id):
+            requestId = id
+            state = .answeredOnSocket(requestId: id, stream: nil)
+        case .streaming(let stream, let id):
+            requestId = id
+            state = .answeredOnSocket(requestId: id, stream: stream)
+        default:
+            return .continue
+        }
+        return .answerOnSocket(
+            .headerTooLarge(memory: headerMemory, reserve: answerReserve), requestId: requestId, reason: .answerDidNotFit)
     }
 
     /// A refusal got its labels (the route it would have matched, the request id).
@@ -213,8 +316,11 @@ struct RequestStateMachine {
 
     /// NOTIFY_COMPLETED: the connection is done with this request. Returns the stream to tell.
     mutating func completed() -> EventStream? {
-        guard case .streaming(let stream, _) = state else { return nil }
-        return stream
+        defer { state = .finished }
+        switch state {
+        case .streaming(let stream, _), .answeredOnSocket(_, .some(let stream)): return stream
+        default: return nil
+        }
     }
 
     private mutating func answer(_ response: HTTPResponse, _ labels: Labels) -> Action {

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Concurrency
 import Observability
 import Synchronization
 
@@ -23,6 +24,11 @@ import Musl
     let draining: Atomic<Bool>
     /// Requests of this server between the first access-handler call and NOTIFY_COMPLETED.
     let inFlight = Atomic<Int>(0)
+    /// While draining: counts the loops' turns (each may have closed connections or completed
+    /// requests), so that `HTTPServer.stop` waits on it instead of polling.
+    let drainProgress = ConditionLock<UInt64>(0)
+    /// While draining: when a request last completed (monotonic µs), for the drain's quiet period.
+    let lastCompletionMicros = Atomic<Int>(0)
     /// The last MHD log line, for start-up errors ("Failed to bind to port …").
     let lastDaemonMessage = Mutex<String?>(nil)
     /// Requests suspended while their deferred response is produced.
@@ -76,14 +82,6 @@ import Musl
     /// How many query arguments it has.
     let queryArguments: Int
     var machine: RequestStateMachine
-    /// The head announces a body (set by the head check): only such a request can wait for body bytes.
-    var bodyAnnounced = false
-    /// Calls of the connection so far (the stalled-body watch counts progress by them).
-    var calls = 0
-    /// In this loop's stalled-body watch (`StalledBodies`).
-    var watched = false
-    /// NOTIFY_COMPLETED came: the connection may be gone (the watch must not touch it any more).
-    var finished = false
 
     init(startMicros: Int, query: [UInt8], queryArguments: Int, machine: RequestStateMachine) {
         self.startMicros = startMicros
@@ -113,7 +111,7 @@ let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, m
     let upload = uploadData.map { UnsafeRawBufferPointer(start: $0, count: uploadSize.pointee) }
     uploadSize.pointee = 0
     let proceed = core.handle(MHDConnection(pointer: connection), request, method: method, url: url, version: version, upload: upload)
-    if proceed { StalledBodies.watchIfWaiting(request, connection) }
+    if proceed && request.machine.startStallWatch() { StalledBodies.watch(request, connection) }
     return proceed ? .YES : .NO
 }
 
@@ -140,7 +138,8 @@ let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, connection, 
     guard let reqCls, let p = reqCls.pointee else { return }
     let state = Unmanaged<RequestState>.fromOpaque(p)
     if unanswered, let connection {
-        core.answerWithoutPool(connection, requestId: state.takeUnretainedValue().machine.answeredRequestId)
+        let request = state.takeUnretainedValue()
+        core.answerOnSocket(request.machine.answerNotSent(), socket: cmhd_connection_fd(connection))
     }
     core.completed(state.takeUnretainedValue())
     state.release()
@@ -151,7 +150,10 @@ extension ServerCore {
     /// MHD's message when, in the START_REPLY state, the answer's header section does not fit in what
     /// the head left of the connection's memory pool (connection.c, `build_header_response`): MHD then
     /// closes the connection without sending anything. It logs this line and then, on the same worker,
-    /// completes the request (NOTIFY_COMPLETED, `WITH_ERROR`) with the socket still open.
+    /// completes the request (NOTIFY_COMPLETED, `WITH_ERROR`) with the socket still open. This line is
+    /// the only sign of it libmicrohttpd 0.9.75 gives (no connection information or callback tells an
+    /// unsent answer from a client that went away), so the log callback notes it for the completion,
+    /// which turns it into the machine's `answerNotSent` event.
     static let answerHeaderFailed = "Closing connection (failed to create response header)"
 
     /// The log callback saw `answerHeaderFailed` on this worker.
@@ -170,30 +172,20 @@ extension ServerCore {
         }
     }
 
-    /// Writes a complete 431 problem to the socket itself (it needs none of the pool), before MHD
-    /// shuts the connection down. Nothing of the answer MHD could not build was sent.
-    func answerWithoutPool(_ connection: OpaquePointer, requestId: String?) {
-        let fd = cmhd_connection_fd(connection)
-        guard fd >= 0 else { return }
-        sendHeaderTooLarge(fd: fd, requestId: requestId, reason: "the answer did not fit in the connection's memory; sent 431 instead")
-    }
-
-    /// A request whose body libmicrohttpd cannot read (`StalledBodies`): its 431, then the socket shut
-    /// down so that MHD closes the connection at its next turn.
-    func answerStalled(fd: Int32, requestId: String?) {
-        sendHeaderTooLarge(fd: fd, requestId: requestId, reason: "the head left no memory to read the body; sent 431 instead")
-        _ = shutdown(fd, Int32(SHUT_RDWR))
-    }
-
-    private func sendHeaderTooLarge(fd: Int32, requestId: String?, reason: String) {
+    /// Carries out the machine's `answerOnSocket`: writes the complete answer to `socket` itself (it
+    /// needs none of MHD's pool), and shuts the socket down when the reason says so (MHD then closes
+    /// the connection at its next turn). Any other action is ignored.
+    func answerOnSocket(_ action: RequestStateMachine.Action, socket fd: Int32) {
+        guard case .answerOnSocket(let problem, let requestId, let reason) = action, fd >= 0 else { return }
         let id = requestId ?? RequestID.next()
-        let body = Problem.headerTooLarge(memory: headerMemory, reserve: ServerCore.answerReserve).body
-        var bytes = Array(
-            ("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/problem+json\r\n"
-                + "Content-Length: \(body.count)\r\nConnection: close\r\nX-Request-Id: \(id)\r\n\r\n").utf8)
-        bytes += body
-        let sent = bytes.withUnsafeBytes { cmhd_send_raw(fd, $0.baseAddress, $0.count) }
-        Log.write(.warn, reason, [("request_id", .string(id)), ("sent", .bool(sent == bytes.count))])
+        let sent = writeProblem(problem, requestId: id, to: fd)
+        let message =
+            switch reason {
+            case .bodyStalled: "the head left no memory to read the body; sent \(problem.status) instead"
+            case .answerDidNotFit: "the answer did not fit in the connection's memory; sent \(problem.status) instead"
+            }
+        Log.write(.warn, message, [("request_id", .string(id)), ("sent", .bool(sent))])
+        if reason == .bodyStalled { _ = shutdown(fd, Int32(SHUT_RDWR)) }
     }
 }
 
@@ -226,5 +218,6 @@ let daemonLogCallback: MHD_LogCallback = { cls, format, args in
         }
         return
     }
-    Log.write(.warn, "libmicrohttpd", [("detail", .string(message))])
+    guard let cls else { return Log.write(.warn, "libmicrohttpd", [("detail", .string(message))]) }
+    DaemonLog.record(message, metrics: Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().metrics)
 }

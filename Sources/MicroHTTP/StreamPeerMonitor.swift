@@ -81,7 +81,7 @@ final class StreamPeerMonitor: Sendable {
     private func startThreadOnce() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         // The thread holds the monitor until it returns. Without it, the next watch tries again.
-        if startDetachedThreadIfPossible({ [self] in run() }) != 0 {
+        if startDetachedThreadIfPossible(named: "peer-monitor", { [self] in run() }) != 0 {
             running.store(false, ordering: .relaxed)
         }
     }
@@ -89,7 +89,8 @@ final class StreamPeerMonitor: Sendable {
     private func run() {
         var contexts = [UnsafeMutableRawPointer?](repeating: nil, count: 64)
         while !stopped.load(ordering: .relaxed) {
-            let n = contexts.withUnsafeMutableBufferPointer { cmhd_monitor_wait(epoll, $0.baseAddress, 64, 1000) }
+            // No timeout: a close of a watched peer or `stop()` (the wake-up eventfd) ends the wait.
+            let n = contexts.withUnsafeMutableBufferPointer { cmhd_monitor_wait(epoll, $0.baseAddress, 64, -1) }
             guard n > 0 else { continue }
             for i in 0..<Int(n) {
                 guard let context = contexts[i] else { continue }  // the wake-up eventfd

@@ -109,7 +109,8 @@ public final class PostgresListener: Sendable {
     /// `run()` is on its thread; `stop()` waits on it for the thread to leave.
     private let running = ConditionLock(false)
     private let barriers = Mutex(Barriers())
-    /// A pipe that wakes the listener's wait when a barrier is asked for: [read end, write end].
+    /// A pipe that wakes the listener's wait when a barrier is asked for, or on `stop()`: [read
+    /// end, write end]. The listener never sleeps on a clock alone: every wait also watches this.
     private let wake: (read: Int32, write: Int32)
     private let roundTrips = Atomic<Int>(0)
     /// How long a barrier round trip waits, once asked for, for more requests to share it.
@@ -193,7 +194,7 @@ public final class PostgresListener: Sendable {
                 connection = try connector.connect(parameters: Self.keepaliveParameters, honoringBackoff: false)
                 try connection.execute("LISTEN \(quoted)")
             } catch {
-                sleepMilliseconds(backoffMilliseconds)
+                waitForWakeUp(milliseconds: backoffMilliseconds)
                 backoffMilliseconds = min(500, backoffMilliseconds * 2)
                 continue
             }
@@ -217,7 +218,8 @@ public final class PostgresListener: Sendable {
 
     /// Until the session is lost, its server turns read-only, or the listener stopped.
     private func listen(on connection: PostgresConnection) {
-        var idleMilliseconds = 0
+        // A second without input ends with a keepalive round trip.
+        var keepaliveAt = monotonicMilliseconds() + Self.keepaliveMilliseconds
         while !stopped.load(ordering: .acquiring) {
             // A primary fenced or demoted under a live session says so in a ParameterStatus message
             // (read with the keepalive's answer at the latest): the writes, and so the notifications,
@@ -227,29 +229,40 @@ public final class PostgresListener: Sendable {
                 return
             }
             do {
-                // A short wait, so that `stop()` is noticed within a quarter second.
-                let (notes, woken) = try connection.waitForNotifications(timeoutMilliseconds: 250, orReadable: wake.read)
+                // Until input, a barrier or `stop()` (both write the wake-up pipe), or the keepalive.
+                let wait = Int32(clamping: max(0, keepaliveAt - monotonicMilliseconds()))
+                let (notes, woken) = try connection.waitForNotifications(timeoutMilliseconds: wait, orReadable: wake.read)
                 for note in notes { handler(.notification(note)) }
+                if stopped.load(ordering: .acquiring) { return }
                 if woken {
                     try roundTrip(on: connection)
-                    idleMilliseconds = 0
+                    keepaliveAt = monotonicMilliseconds() + Self.keepaliveMilliseconds
                     continue
                 }
-                if notes.isEmpty {
-                    idleMilliseconds += 250
-                    if idleMilliseconds >= 1000 {
-                        idleMilliseconds = 0
-                        // Keepalive: a round trip proves the session; notifications that arrive with
-                        // its answer are buffered by libpq and drained on the next wait.
-                        try connection.execute("SELECT 1")
-                    }
+                if !notes.isEmpty {
+                    keepaliveAt = monotonicMilliseconds() + Self.keepaliveMilliseconds
                     continue
                 }
-                idleMilliseconds = 0
+                if monotonicMilliseconds() >= keepaliveAt {
+                    // Keepalive: a round trip proves the session; notifications that arrive with
+                    // its answer are buffered by libpq and drained on the next wait.
+                    try connection.execute("SELECT 1")
+                    keepaliveAt = monotonicMilliseconds() + Self.keepaliveMilliseconds
+                }
             } catch {
                 return
             }
         }
+    }
+
+    /// How long the session may stay silent before a keepalive round trip.
+    static let keepaliveMilliseconds = 1000
+
+    /// Waits `milliseconds` (a reconnect's backoff) unless `stop()` ends the wait sooner.
+    private func waitForWakeUp(milliseconds: Int) {
+        guard wake.read >= 0 else { return }
+        var descriptor = pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Int32(milliseconds))
     }
 
     /// One barrier round trip for every `sync` waiting: an empty query, then the notifications that
@@ -277,11 +290,18 @@ public final class PostgresListener: Sendable {
         for completion in waiting { completion(true) }
     }
 
-    /// Asks `run()` to return (within about 250 ms); waits for it up to 2 s.
+    /// Asks `run()` to return (at once, unless a connect or a round trip is under way); waits for it
+    /// up to 2 s.
     public func stop() {
         stopped.store(true, ordering: .releasing)
+        if wake.write >= 0 {
+            // Left unread: every later wait of the thread returns at once, until it leaves.
+            var byte: UInt8 = 1
+            _ = write(wake.write, &byte, 1)
+        }
         _ = running.wait(until: { !$0 }, timeout: .seconds(2)) { _ in }
     }
 }
 
-func sleepMilliseconds(_ milliseconds: Int) { usleep(UInt32(milliseconds * 1000)) }
+/// Monotonic milliseconds, for the listener's keepalive.
+private func monotonicMilliseconds() -> Int { Timers.now() / 1000 }

@@ -113,7 +113,7 @@ extension PostgresSheetStore: SharedSheetStore {
             }
         }
         guard installListener(listener) else { return }
-        startDetachedThread { listener.run() }
+        startDetachedThread(named: "pg-listener") { listener.run() }
     }
 
     public func syncChanges(_ completion: @escaping @Sendable (Bool) -> Void) {

@@ -2,7 +2,7 @@ import Concurrency
 import SQLiteKit
 import SheetStore
 
-/// Copies the WAL back into the database file on its own thread and connection.
+/// Copies the WAL back into the database file on its own connection, on the background pool.
 ///
 /// SQLite's automatic checkpoint runs inside the commit that crosses 1000 WAL frames: that writer,
 /// and every update queued behind it, waits for the whole copy and its fsyncs.
@@ -27,8 +27,8 @@ final class Checkpointer: Sendable {
     /// `close()` waits on it for a running checkpoint.
     private let state = ConditionLock(State())
     private let connection = Locked<Connection?>(nil)
-    /// The checkpoints' thread; it exits when the checkpointer is released.
-    private let thread = WorkerThreads(count: 1)
+    /// Where checkpoints run (one at a time: `scheduled`).
+    private let thread = WorkerThreads.background
     private let beforeEach: @Sendable () -> Void
 
     /// `beforeEach` runs before every checkpoint (the readers give up their idle snapshots).

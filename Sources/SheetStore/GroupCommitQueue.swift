@@ -25,7 +25,7 @@ public final class GroupCommitQueue<Job: Sendable>: Sendable {
     /// `close()` waits on it for the writer to go idle.
     private let state = ConditionLock(State())
     /// The writer's one thread; it exits when the queue is released.
-    private let writer = WorkerThreads(count: 1)
+    private let writer = WorkerThreads(count: 1, name: "store-writer")
     private let run: @Sendable ([Job]) -> () -> Void
 
     /// `run` receives each batch, in queue order, on the writer's thread or a loop's, and returns what completes

@@ -166,3 +166,18 @@ import Testing
         #expect(latch.wait() == 1)
     }
 }
+
+@Suite struct ThreadNameTests {
+    /// Worker threads carry their pool's name (what `ps -L` and the thread map show), cut to the 15
+    /// bytes Linux keeps; the background pool's are named "background".
+    @Test func workerThreadsCarryTheirName() {
+        let pooled = Latch<String>()
+        let background = Latch<String>()
+        let pool = WorkerThreads(count: 1, name: "a-very-long-pool-name")
+        pool.run { pooled.open(with: currentThreadName()) }
+        WorkerThreads.background.run { background.open(with: currentThreadName()) }
+        #expect(pooled.wait() == "a-very-long-poo")
+        #expect(background.wait() == "background")
+        pool.shutDown()
+    }
+}

@@ -162,6 +162,131 @@ import Testing
         guard case .continue = m.rejectionLabeled(problem.response, labels) else { Issue.record("second rejection"); return }
         #expect(m.phase == .responded)
     }
+
+    // MARK: - Answers past libmicrohttpd (stalled bodies, answers that did not fit)
+
+    /// A request waiting for the body its head announced is watched once; one without a body never.
+    @Test func onlyAnAnnouncedBodyIsWatchedAndOnlyOnce() {
+        var without = machine()
+        _ = without.headReceived(.acceptable)
+        let watch1 = without.startStallWatch()
+        #expect(!watch1)
+        var with = machine()
+        _ = with.headReceived(.acceptable, announcesBody: true)
+        #expect(with.announcesBody)
+        let watch2 = with.startStallWatch()
+        #expect(watch2)
+        let watch3 = with.startStallWatch()
+        #expect(!watch3)
+        guard case .dispatch = with.calledWithoutData() else { Issue.record("dispatch"); return }
+        var late = machine()
+        _ = late.headReceived(.acceptable, announcesBody: true)
+        _ = late.calledWithoutData()
+        let watch4 = late.startStallWatch()
+        #expect(!watch4, "no longer waiting for a body")
+    }
+
+    /// Two looks in a row without a call, with bytes unread, make a stalled body: a 431 on the socket,
+    /// which is shut down; the machine then ignores every further call.
+    @Test func aBodyWithoutProgressOverTwoLooksIsAnswered431OnTheSocket() {
+        var m = machine()
+        _ = m.headReceived(.acceptable, announcesBody: true)
+        let watch5 = m.startStallWatch()
+        #expect(watch5)
+        guard case .continue = m.stallChecked(bytesUnread: true) else { Issue.record("first strike answers"); return }
+        guard case .answerOnSocket(let problem, let requestId, let reason) = m.stallChecked(bytesUnread: true) else {
+            Issue.record("expected the stalled answer")
+            return
+        }
+        #expect(problem.status == 431)
+        #expect(problem.slug == "header-too-large")
+        #expect(problem.detail.contains("10240"))
+        #expect(requestId == nil)
+        #expect(reason == .bodyStalled)
+        #expect(m.phase == .answeredOnSocket)
+        #expect(!m.awaitsBody)
+        guard case .continue = m.calledWithoutData() else { Issue.record("no dispatch after the 431"); return }
+        guard case .continue = m.stallChecked(bytesUnread: true) else { Issue.record("answered twice"); return }
+        #expect(m.completed() == nil)
+        #expect(m.phase == .finished)
+    }
+
+    /// Progress (a call) or an empty socket between looks resets the count: a slow body is no stall.
+    @Test func progressOrNothingUnreadIsNoStall() {
+        var m = machine()
+        _ = m.headReceived(.acceptable, announcesBody: true)
+        let watch6 = m.startStallWatch()
+        #expect(watch6)
+        for _ in 0..<5 {
+            guard case .continue = m.stallChecked(bytesUnread: true) else { Issue.record("stalled despite progress"); return }
+            guard case .continue = bytes(1).withUnsafeBytes({ m.bodyReceived($0) }) else { Issue.record("body"); return }
+        }
+        for _ in 0..<5 {
+            guard case .continue = m.stallChecked(bytesUnread: false) else { Issue.record("stalled with nothing unread"); return }
+        }
+        guard case .dispatch(let body) = m.calledWithoutData() else { Issue.record("dispatch"); return }
+        #expect(body == bytes(5))
+        guard case .continue = m.stallChecked(bytesUnread: true) else { Issue.record("looked after the body ended"); return }
+    }
+
+    /// A body being discarded (over the cap) can stall too.
+    @Test func aDiscardedBodyCanStall() {
+        var m = machine(maxBody: 2)
+        _ = m.headReceived(.acceptable, announcesBody: true)
+        _ = bytes(5).withUnsafeBytes { m.bodyReceived($0) }
+        #expect(m.phase == .discardingBody)
+        let watch7 = m.startStallWatch()
+        #expect(watch7)
+        _ = m.stallChecked(bytesUnread: true)
+        guard case .answerOnSocket(_, _, .bodyStalled) = m.stallChecked(bytesUnread: true) else { Issue.record("stall"); return }
+    }
+
+    /// An answer MHD could not send is replaced by a 431 under the answer's request id, without
+    /// shutting the socket down (MHD closes it); only once, and only after an answer was queued.
+    @Test func anAnswerNotSentBecomesA431UnderItsRequestId() {
+        var early = machine()
+        _ = early.headReceived(.acceptable)
+        guard case .continue = early.answerNotSent() else { Issue.record("nothing was queued yet"); return }
+        #expect(early.phase == .receivingBody)
+
+        var m = machine(maxBody: 10)
+        _ = m.headReceived(.acceptable)
+        _ = m.calledWithoutData()
+        _ = m.handlerAnswered(.empty(200), labels)
+        guard case .answerOnSocket(let problem, let requestId, let reason) = m.answerNotSent() else {
+            Issue.record("expected the 431")
+            return
+        }
+        #expect(problem.status == 431)
+        #expect(requestId == "r-1")
+        #expect(reason == .answerDidNotFit)
+        #expect(m.answeredRequestId == "r-1")
+        guard case .continue = m.answerNotSent() else { Issue.record("answered twice"); return }
+        #expect(m.completed() == nil)
+    }
+
+    /// A stream whose answer MHD could not send still hands its stream back at completion.
+    @Test func aStreamNotSentIsStillToldOfTheCompletion() {
+        var m = machine()
+        _ = m.headReceived(.acceptable)
+        _ = m.calledWithoutData()
+        _ = m.handlerAnswered(.stream(headers: [], maxPendingBytes: 64) { _ in }, labels)
+        let stream = EventStream(maxPendingBytes: 64, registry: nil, monitor: nil)
+        m.streamQueued(stream)
+        guard case .answerOnSocket(_, "r-1", .answerDidNotFit) = m.answerNotSent() else { Issue.record("431"); return }
+        #expect(m.completed() === stream)
+        #expect(m.phase == .finished)
+    }
+
+    /// Every call counts as progress, whatever the state.
+    @Test func callsAreCounted() {
+        var m = machine()
+        _ = m.headReceived(.acceptable, announcesBody: true)
+        _ = bytes(2).withUnsafeBytes { m.bodyReceived($0) }
+        _ = m.calledWithoutData()
+        _ = m.calledWithoutData()
+        #expect(m.calls == 4)
+    }
 }
 
 /// Problem types are defined once.

@@ -32,21 +32,28 @@ public struct KeySourceSettings: Sendable, Equatable {
     public init() {}
 
     /// Whether anything needs watching or fetching after start-up.
-    var needsThread: Bool { secretsFile != nil || jwksFile != nil || jwksURL != nil }
+    var needsWatching: Bool { secretsFile != nil || jwksFile != nil || jwksURL != nil }
 }
 
-/// Loads the key sources into a `KeyRing`, then keeps them current on a background thread: files
+/// Loads the key sources into a `KeyRing`, then keeps them current in the background: files
 /// reloaded when they change (or on `reload()`, SIGHUP), the URL fetched every `refreshSeconds` and
 /// at once (at most every `unknownKeyRefetchSeconds`) when a token names an unknown `kid`. A reload
 /// or fetch that fails keeps the last good keys and is logged; requests never wait for either.
+///
+/// No thread of its own: a repeating timer (`fileCheckMilliseconds`) and each request for a reload
+/// or fetch queue one pass on the background pool (`WorkerThreads.background`); at most one pass
+/// runs at a time, and what is asked for while it runs is done by the same pass before it ends.
 public final class KeySources: Sendable {
     public let ring = KeyRing()
     public let settings: KeySourceSettings
 
     private struct State {
-        var started = false
         var stopping = false
-        var stopped = false
+        /// A pass is queued or running on the background pool.
+        var busy = false
+        /// The file-check timer fired since the last pass.
+        var checkFiles = false
+        var timer: TimerToken?
         var reloadRequested = false
         var fetchRequested = false
         /// Monotonic µs of the last fetch's start (0: none yet).
@@ -97,89 +104,113 @@ public final class KeySources: Sendable {
     public var fileReloadFailures: Int { state.withLock { $0.fileReloadFailures } }
     public var fetchFailures: Int { state.withLock { $0.fetchFailures } }
 
-    /// Starts the background thread (when a file or URL is configured).
+    /// Starts watching and fetching (when a file or URL is configured).
     public func start() {
-        guard settings.needsThread else { return }
+        guard settings.needsWatching else { return }
         ring.onUnknownKeyID { [weak self] _ in self?.unknownKeyIDSeen() }
+        let interval = Duration.milliseconds(settings.fileCheckMilliseconds)
+        let timer = TimerThread.shared.scheduleRepeating(every: interval, firstAfter: interval) { [weak self] in
+            self?.ask { $0.checkFiles = true }
+        }
         state.withLock { s in
-            s.started = true
+            s.timer = timer
             s.nextFetch = settings.jwksURL == nil ? Int.max : Timers.now() + settings.refreshSeconds * 1_000_000
             for path in [settings.secretsFile, settings.jwksFile].compactMap({ $0 }) where s.fileStamps[path] == nil {
                 s.fileStamps[path] = FileStamp(path: path)
             }
         }
-        startDetachedThread { [self] in run() }
     }
 
     /// Reloads the files and fetches the URL now (SIGHUP).
     public func reload() {
-        state.withLock(wake: .all) { $0.reloadRequested = true }
+        ask { $0.reloadRequested = true }
     }
 
-    /// Stops the thread and waits for it (at most one fetch's timeout).
+    /// Stops the timer and waits for a pass under way (at most one fetch's timeout).
     public func stop() {
-        guard settings.needsThread else { return }
-        let running = state.withLock(wake: .all) { s -> Bool in
+        guard settings.needsWatching else { return }
+        let timer = state.withLock(wake: .all) { s -> TimerToken? in
             s.stopping = true
-            return s.started
+            defer { s.timer = nil }
+            return s.timer
         }
-        guard running else { return }
-        _ = state.wait(until: { $0.stopped }, timeout: .seconds(settings.fetchTimeoutSeconds + 2)) { _ in }
+        if let timer { TimerThread.shared.cancel(timer) }
+        _ = state.wait(until: { !$0.busy }, timeout: .seconds(settings.fetchTimeoutSeconds + 2)) { _ in }
     }
 
     private func unknownKeyIDSeen() {
         guard settings.jwksURL != nil else { return }
         let interval = settings.unknownKeyRefetchSeconds * 1_000_000
-        state.withLock(wake: .all) { s in
+        ask { s in
             if !s.fetchRequested && (s.lastFetch == 0 || Timers.now() - s.lastFetch >= interval) { s.fetchRequested = true }
         }
     }
 
-    private func run() {
+    /// Notes a request (`change`) and queues a pass unless one is queued or running (it sees the
+    /// request before it ends).
+    private func ask(_ change: (inout State) -> Void) {
+        let queue = state.withLock { s -> Bool in
+            change(&s)
+            guard !s.busy, !s.stopping else { return false }
+            s.busy = true
+            return true
+        }
+        if queue { WorkerThreads.background.run { [self] in pass() } }
+    }
+
+    /// Checks the files and fetches what is due, until nothing more was asked for.
+    private func pass() {
         while true {
-            let wakeup = state.wait(
-                until: { $0.stopping || $0.reloadRequested || $0.fetchRequested || Timers.now() >= $0.nextFetch },
-                timeout: .milliseconds(settings.fileCheckMilliseconds)
-            ) { s in
-                defer { s.reloadRequested = false; s.fetchRequested = false }
-                return (stop: s.stopping, reload: s.reloadRequested, fetch: s.fetchRequested || s.reloadRequested || Timers.now() >= s.nextFetch)
+            let work = state.withLock(wake: .all) { s -> (reload: Bool, fetch: Bool)? in
+                let fetchDue = s.fetchRequested || s.reloadRequested || Timers.now() >= s.nextFetch
+                guard !s.stopping, s.checkFiles || s.reloadRequested || fetchDue else {
+                    s.busy = false
+                    return nil
+                }
+                defer { (s.checkFiles, s.reloadRequested, s.fetchRequested) = (false, false, false) }
+                return (s.reloadRequested, fetchDue)
             }
-            if wakeup?.stop == true { break }
-            let reload = wakeup?.reload ?? false
-            for (path, source) in [(settings.secretsFile, Self.secretsFileSource), (settings.jwksFile, Self.jwksFileSource)] {
-                guard let path else { continue }
-                let stamp = FileStamp(path: path)
-                let changed = state.withLock { s -> Bool in
-                    defer { s.fileStamps[path] = stamp }
-                    return s.fileStamps[path] != stamp
-                }
-                guard changed || reload else { continue }
-                do throws(KeySetError) {
-                    try loadFile(path, source: source)
-                    state.withLock { $0.fileReloads += 1 }
-                    Log.write(.info, "keys reloaded", [("source", .string(source)), ("keys", .string(ring.keyDescriptions.joined(separator: ", ")))])
-                } catch {
-                    state.withLock { $0.fileReloadFailures += 1 }
-                    Log.write(.warn, "keys not reloaded; the previous keys stay", [("source", .string(source)), ("error", .string(error.message))])
-                }
+            guard let work else { return }
+            reloadChangedFiles(all: work.reload)
+            if work.fetch { fetchURL() }
+        }
+    }
+
+    private func reloadChangedFiles(all reload: Bool) {
+        for (path, source) in [(settings.secretsFile, Self.secretsFileSource), (settings.jwksFile, Self.jwksFileSource)] {
+            guard let path else { continue }
+            let stamp = FileStamp(path: path)
+            let changed = state.withLock { s -> Bool in
+                defer { s.fileStamps[path] = stamp }
+                return s.fileStamps[path] != stamp
             }
-            if let url = settings.jwksURL, wakeup?.fetch == true {
-                do throws(KeySetError) {
-                    try fetch(url)
-                    Log.write(
-                        .info, "keys fetched",
-                        [("source", .string(Self.jwksURLSource)), ("keys", .string(ring.keyDescriptions.joined(separator: ", ")))])
-                } catch {
-                    Log.write(.warn, "JWKS URL not fetched; the previous keys stay", [("error", .string(error.message))])
-                    // Sooner than the refresh interval: the provider may be back in a moment.
-                    state.withLock {
-                        $0.fetchFailures += 1
-                        $0.nextFetch = min($0.nextFetch, Timers.now() + min(settings.refreshSeconds, 30) * 1_000_000)
-                    }
-                }
+            guard changed || reload else { continue }
+            do throws(KeySetError) {
+                try loadFile(path, source: source)
+                state.withLock { $0.fileReloads += 1 }
+                Log.write(.info, "keys reloaded", [("source", .string(source)), ("keys", .string(ring.keyDescriptions.joined(separator: ", ")))])
+            } catch {
+                state.withLock { $0.fileReloadFailures += 1 }
+                Log.write(.warn, "keys not reloaded; the previous keys stay", [("source", .string(source)), ("error", .string(error.message))])
             }
         }
-        state.withLock(wake: .all) { $0.stopped = true }
+    }
+
+    private func fetchURL() {
+        guard let url = settings.jwksURL else { return }
+        do throws(KeySetError) {
+            try fetch(url)
+            Log.write(
+                .info, "keys fetched",
+                [("source", .string(Self.jwksURLSource)), ("keys", .string(ring.keyDescriptions.joined(separator: ", ")))])
+        } catch {
+            Log.write(.warn, "JWKS URL not fetched; the previous keys stay", [("error", .string(error.message))])
+            // Sooner than the refresh interval: the provider may be back in a moment.
+            state.withLock {
+                $0.fetchFailures += 1
+                $0.nextFetch = min($0.nextFetch, Timers.now() + min(settings.refreshSeconds, 30) * 1_000_000)
+            }
+        }
     }
 
     private func loadFile(_ path: String, source: String) throws(KeySetError) {

@@ -24,7 +24,7 @@ struct ImpactController: RouteController {
     let store: any SheetStore
     let databaseErrors: DatabaseErrors
     let limits: CatalogLimits
-    /// One analysis at a time, on its own thread.
+    /// One analysis at a time, on the background pool.
     let analyses: ImpactAnalyses
     let clock: @Sendable () -> Timestamp
 
@@ -93,10 +93,10 @@ struct ImpactController: RouteController {
     }
 }
 
-/// At most one impact analysis runs (each may take its whole time budget of one core), on a thread
-/// of its own, so that neither the HTTP workers nor the writer wait for it.
+/// At most one impact analysis runs (each may take its whole time budget of one core), on the
+/// background pool, so that neither the HTTP workers nor the writer wait for it.
 final class ImpactAnalyses: Sendable {
-    let thread = WorkerThreads(count: 1)
+    let thread = WorkerThreads.background
     private let running = Atomic<Bool>(false)
 
     /// False when one is running already.

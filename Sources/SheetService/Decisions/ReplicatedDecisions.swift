@@ -20,7 +20,7 @@ final class ReplicatedDecisions: DecisionSource {
     let versionBatcher: VersionBatcher
     /// Where decisions are computed from the states the batched read brought: one thread per core
     /// (at least two).
-    private let decisionThreads = WorkerThreads(count: max(2, WorkerThreads.onlineCores))
+    private let decisionThreads = WorkerThreads(count: max(2, WorkerThreads.onlineCores), name: "decisions")
 
     init(coordination: any ReplicaCoordination, context: DecisionContext) {
         self.coordination = coordination

@@ -35,7 +35,7 @@ final class VersionBatcher: Sendable {
 
     private let coordination: any ReplicaCoordination
     private let pending = Mutex(Pending())
-    private let thread = WorkerThreads(count: 1)
+    private let thread = WorkerThreads(count: 1, name: "version-batch")
     /// Statements run and requests they answered (for tests and metrics).
     let statements = Atomic<Int>(0)
     let checked = Atomic<Int>(0)

@@ -30,7 +30,7 @@ final class ChangeFeed: Sendable {
     private let shards: [Shard] = (0..<ChangeFeed.shardCount).map { _ in Shard() }
     /// Threads running rechecks (each may read the store: one reader connection per thread at most).
     static let recheckThreads = 4
-    private let pool = WorkerThreads(count: ChangeFeed.recheckThreads)
+    private let pool = WorkerThreads(count: ChangeFeed.recheckThreads, name: "change-feed")
     /// Watchers with a recheck queued and not started yet (coalescing).
     private let queued = Mutex<Set<ObjectIdentifier>>([])
 
