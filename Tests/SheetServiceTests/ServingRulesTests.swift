@@ -1,6 +1,7 @@
 import Concurrency
 import MicroHTTP
 import SheetPolicy
+import SQLiteStore
 import SheetStore
 import Synchronization
 import TestSupport
