@@ -1,4 +1,5 @@
 import Concurrency
+import Observability
 import Synchronization
 
 /// libmicrohttpd's own log lines, kept from flooding the log: MHD writes a line for every client that

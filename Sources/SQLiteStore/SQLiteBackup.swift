@@ -1,5 +1,5 @@
 import SQLiteKit
-import SheetStore
+public import SheetStore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteStore
 import SheetPolicy
 import SheetStore
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTP
+import SQLiteStore
 import SheetPolicy
 import SheetStore
 import SheetWire

@@ -192,12 +192,12 @@ import Testing
         case .sqlite:
             let db = try Connection(path: database.location)
             defer { db.close() }
-            _ = try Migrator(migrations: shippedMigrations.filter { $0.version <= 10 }).migrate(db)
+            _ = try MigrationRunner(shippedMigrations.filter { $0.version <= 10 }).migrate(db)
             for sql in statements { try db.run(sql) }
         case .postgres:
             let db = try PostgresConnection(url: database.location)
             defer { db.close() }
-            _ = try PostgresMigrator(migrations: shippedPostgresMigrations.filter { $0.version <= 10 }).migrate(db)
+            _ = try MigrationRunner(shippedPostgresMigrations.filter { $0.version <= 10 }).migrate(db)
             for sql in statements { try db.execute(sql) }
             try db.execute("SELECT setval(pg_get_serial_sequence('catalog_revisions', 'revision'), 6)")
         }
