@@ -25,6 +25,20 @@ record() {  # stage passed failed [note]
   total_failed=$((total_failed + $3))
 }
 
+# run_stage STAGE PREFIX COMMAND...: runs a script whose last line is "PREFIX: N passed, M failed",
+# its output teed to $logs/STAGE.log, and records those counts (one failure when the line is missing).
+run_stage() {
+  local stage=$1 prefix=$2 counts
+  shift 2
+  "$@" 2>&1 | tee "$logs/$stage.log"
+  counts=$(grep -E "^$prefix: [0-9]+ passed, [0-9]+ failed" "$logs/$stage.log" | tail -1)
+  if [ -n "$counts" ]; then
+    record "$stage" "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
+  else
+    record "$stage" 0 1 "$1 ended without its summary: see $logs/$stage.log"
+  fi
+}
+
 # --- a throwaway PostgreSQL for the store tests and the second smoke walk (scripts/postgres.sh) -----
 pg_dir=$(mktemp -d /tmp/sheetd-pg.XXXXXX)
 trap 'scripts/postgres.sh stop "$pg_dir"' EXIT
@@ -69,44 +83,20 @@ fi
 
 # --- smoke: curl walk against a live server --------------------------------------------------------
 if [ "$built" = 1 ]; then
-  scripts/run-smoke.sh .build/debug/sheetd 2>&1 | tee "$logs/smoke.log"
-  counts=$(grep -E '^run-smoke: [0-9]+ passed, [0-9]+ failed' "$logs/smoke.log" | tail -1)
-  if [ -n "$counts" ]; then
-    record smoke "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
-  else
-    record smoke 0 1 "run-smoke.sh ended without its summary: see $logs/smoke.log"
-  fi
+  run_stage smoke run-smoke scripts/run-smoke.sh .build/debug/sheetd
 else
   record smoke 0 1 "not run: the build failed"
 fi
 if [ "$built" = 1 ] && [ -n "${SHEETD_TEST_POSTGRES_URL:-}" ]; then
-  SHEETD_SMOKE_DB=$SHEETD_TEST_POSTGRES_URL scripts/run-smoke.sh .build/debug/sheetd 2>&1 | tee "$logs/smoke-pg.log"
-  counts=$(grep -E '^run-smoke: [0-9]+ passed, [0-9]+ failed' "$logs/smoke-pg.log" | tail -1)
-  if [ -n "$counts" ]; then
-    record smoke-pg "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
-  else
-    record smoke-pg 0 1 "run-smoke.sh on PostgreSQL ended without its summary: see $logs/smoke-pg.log"
-  fi
+  SHEETD_SMOKE_DB=$SHEETD_TEST_POSTGRES_URL run_stage smoke-pg run-smoke scripts/run-smoke.sh .build/debug/sheetd
   # The database stopped and started again under a running sheetd (its own cluster).
-  scripts/pg-outage.sh .build/debug/sheetd 2>&1 | tee "$logs/pg-outage.log"
-  counts=$(grep -E '^pg-outage: [0-9]+ passed, [0-9]+ failed' "$logs/pg-outage.log" | tail -1)
-  if [ -n "$counts" ]; then
-    record pg-outage "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
-  else
-    record pg-outage 0 1 "pg-outage.sh ended without its summary: see $logs/pg-outage.log"
-  fi
+  run_stage pg-outage pg-outage scripts/pg-outage.sh .build/debug/sheetd
 fi
 
 # --- docs: README.md and docs/*.md (scripts/docs-test.py: links, anchors, one home per paragraph, the
 # configuration table, the modules, and every sh block's curl lines run as pasted against a live server; 5-30 s)
 if [ "$built" = 1 ]; then
-  scripts/docs-test.py .build/debug/sheetd 2>&1 | tee "$logs/docs.log"
-  counts=$(grep -E '^docs-test: [0-9]+ passed, [0-9]+ failed' "$logs/docs.log" | tail -1)
-  if [ -n "$counts" ]; then
-    record docs "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
-  else
-    record docs 0 1 "docs-test.py ended without its summary: see $logs/docs.log"
-  fi
+  run_stage docs docs-test scripts/docs-test.py .build/debug/sheetd
 else
   record docs 0 1 "not run: the build failed"
 fi
@@ -127,13 +117,7 @@ else
 fi
 
 # --- spec: openapi.yaml and its examples -----------------------------------------------------------
-scripts/check-openapi.sh 2>&1 | tee "$logs/spec.log"
-counts=$(grep -E '^check-openapi: [0-9]+ passed, [0-9]+ failed' "$logs/spec.log" | tail -1)
-if [ -n "$counts" ]; then
-  record spec "$(echo "$counts" | cut -d' ' -f2)" "$(echo "$counts" | cut -d' ' -f4)"
-else
-  record spec 0 1 "check-openapi.sh ended without its summary: see $logs/spec.log"
-fi
+run_stage spec check-openapi scripts/check-openapi.sh
 
 # --- lint: swift format with the repository's .swift-format -------------------------------------------
 # One check per file; each finding fails its file.

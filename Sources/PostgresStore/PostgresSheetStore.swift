@@ -212,7 +212,6 @@ public final class PostgresSheetStore: SQLSheetStore {
         try notifier.catalogChanged(session.db)
     }
 
-
     public func userErased(_ userId: String, _ session: PostgresSession) throws {
         try notifier.notify(notifier.userPayloads([userId]), session.db)
     }

@@ -199,7 +199,6 @@ public final class SQLiteSheetStore: SQLSheetStore {
     /// Nothing: one process serves the file (`SnapshotCoordination`), so there are no replicas to tell.
     public func catalogChanged(_ session: SQLiteSession) throws {}
 
-
     public func userErased(_ userId: String, _ session: SQLiteSession) throws {}
 }
 

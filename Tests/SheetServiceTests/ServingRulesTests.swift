@@ -1,7 +1,7 @@
 import Concurrency
 import MicroHTTP
-import SheetPolicy
 import SQLiteStore
+import SheetPolicy
 import SheetStore
 import Synchronization
 import TestSupport
