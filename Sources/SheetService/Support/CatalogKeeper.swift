@@ -26,7 +26,7 @@ final class CatalogKeeper: Sendable {
     private let writes = Mutex(())
     /// Catalog write routes run here (`deferredWrite`): a write to a large catalog (its transaction,
     /// the new snapshot and tag) then never holds up the other connections of the HTTP worker it came on.
-    private let writeThread = WorkerThreads(count: 1)
+    private let writeThread = WorkerThreads(count: 1, name: "catalog-writes")
     /// The catalog's entity tag, for `ETag` and `If-Match` (computed once per catalog version).
     private let tags = CatalogTag()
     /// Which database catalog version the snapshot reflects (`DecisionFreshness`'s catalog mark).
