@@ -8,7 +8,8 @@
 #          with the decision cache and without it (--decision-cache 0: every decision reads SQLite)
 #
 # Environment: BENCH_ONLY="get put" runs only those scenarios (get get-nc put dismiss open impression mix get-all;
-# get-nc: decision GETs with --decision-cache 0, every decision computed);
+# get-nc: decision GETs with --decision-cache 0, every decision computed, ten card sheets on the
+# screen and three of them counted per user; its yardstick answers a body of that decision's size);
 # BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS (MHD workers per
 # server; default: cores - 1), BENCH_USERS override.
 #
@@ -96,6 +97,11 @@ PRELOAD_MS=$(( ($(now_ns) - t0) / 1000000 ))
 python3 bench/tokens.py "$SECRET" "$USERS" "$USERS" "$WORK/tokens.txt"
 DB_BYTES=$(stat -c %s "$WORK/base.sqlite")
 log "preloaded $USERS users in ${PRELOAD_MS} ms ($DB_BYTES bytes)"
+# Issue 47's uncached scenario (get-nc): ten card sheets on home, three of them counted for every
+# user, the same user ids (bench/ten_cards.py).
+python3 bench/ten_cards.py catalog examples/catalog.json "$WORK/ten-cards.json"
+bench/preload.sh "$BIN" "$WORK/ten.sqlite" "$USERS" "$WORK/ten-cards.json"
+python3 bench/ten_cards.py states "$WORK/ten.sqlite" "$USERS"
 if [ $scale = 1 ]; then
   t0=$(now_ns)
   bench/preload.sh "$BIN" "$WORK/scale.sqlite" "$SCALE_USERS" examples/catalog.json
@@ -126,9 +132,9 @@ start_once() {
   local out="$WORK/server.$PORT.log"
   local t0; t0=$(now_ns)
   case $kind in
-    sheetd|sheetd-scale|sheetd-nc|sheetd-scale-nc)
+    sheetd|sheetd-scale|sheetd-nc|sheetd-scale-nc|sheetd-ten-nc)
       local src="$WORK/base.sqlite" extra=""
-      case $kind in sheetd-scale*) src="$WORK/scale.sqlite" ;; esac
+      case $kind in sheetd-scale*) src="$WORK/scale.sqlite" ;; sheetd-ten*) src="$WORK/ten.sqlite" ;; esac
       case $kind in *-nc) extra="--decision-cache 0" ;; esac
       rm -f "$WORK/run.sqlite" "$WORK/run.sqlite-wal" "$WORK/run.sqlite-shm"
       cp "$src" "$WORK/run.sqlite"
@@ -137,6 +143,7 @@ start_once() {
         --threads "${RUN_THREADS:-$THREADS}" --access-log false $extra > "$out" 2>&1 &
       ;;
     http_fixed) $SERVER_PIN "$WORK/http_fixed" "$PORT" "${RUN_THREADS:-$THREADS}" "$BODY_BYTES" > "$out" 2>&1 & ;;
+    http_fixed_ten) $SERVER_PIN "$WORK/http_fixed" "$PORT" "${RUN_THREADS:-$THREADS}" "$TEN_BODY_BYTES" > "$out" 2>&1 & ;;
     sqlite_upsert)
       rm -f "$WORK/ys.sqlite" "$WORK/ys.sqlite-wal" "$WORK/ys.sqlite-shm"
       cp "$WORK/base.sqlite" "$WORK/ys.sqlite"
@@ -185,6 +192,17 @@ done
 stop
 BODY_BYTES=$((total / 4))
 log "decision body: $BODY_BYTES bytes on average over the 4 state classes"
+# The ten-card scenario's answers are larger (a longer trace): its yardstick answers their average.
+start sheetd-ten-nc
+total=0
+for n in $(seq 1 20); do
+  u=$(printf 'u%07d' $n)
+  total=$((total + $(curl -sS -H "Authorization: Bearer $(tok $u "$WORK/tokens.txt")" \
+    "http://127.0.0.1:$PORT/v1/users/$u/decision?screen=home&tab=accounts&platform=ios" | wc -c)))
+done
+stop
+TEN_BODY_BYTES=$((total / 20))
+log "ten-card decision body: $TEN_BODY_BYTES bytes on average over 20 users"
 
 # --- one measured run ---------------------------------------------------------------------------
 RESULTS="$WORK/results.tsv"
@@ -227,7 +245,7 @@ run() {
 # comes (0 requests measured). bench/lua/decision_304.lua stays for a client that reads 304s right.
 SCENARIOS=(
   "get decision.lua http_fixed $THREADS"
-  "get-nc decision.lua http_fixed $THREADS sheetd-nc"
+  "get-nc decision.lua http_fixed_ten $THREADS sheetd-ten-nc"
   "put count.lua sqlite_upsert $THREADS"
   "dismiss dismissal.lua sqlite_upsert $THREADS"
   "open open.lua sqlite_upsert $THREADS"
@@ -271,7 +289,7 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || commit="$commit (+ uncommitted changes)"
 export R_MODE=$MODE R_COMMAND="$COMMAND" R_COMMIT="$commit" R_USERS=$USERS R_SCALE_USERS=$SCALE_USERS \
   R_THREADS=$THREADS R_ALL_THREADS=$ALL_THREADS R_CONNS=$CONNS R_ROUNDS=$ROUNDS R_DUR=$DUR R_WARM=$WARM R_WARM2=$WARM2 R_CLK_TCK=$CLK_TCK \
-  R_BODY=$BODY_BYTES R_PRELOAD_MS=$PRELOAD_MS R_DB_BYTES=$DB_BYTES R_SCALE=$scale \
+  R_BODY=$BODY_BYTES R_TEN_BODY=$TEN_BODY_BYTES R_PRELOAD_MS=$PRELOAD_MS R_DB_BYTES=$DB_BYTES R_SCALE=$scale \
   R_SCALE_PRELOAD_MS=${SCALE_PRELOAD_MS:-0} R_SCALE_DB_BYTES=${SCALE_DB_BYTES:-0} \
   R_LOAD_START="$LOAD_START" R_LOAD_END="$LOAD_END" \
   R_CPU="$(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}')" \

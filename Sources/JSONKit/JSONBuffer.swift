@@ -72,6 +72,16 @@ public struct JSONBuffer: ~Copyable {
         used &+= bytes.count
     }
 
+    /// Appends a copy of bytes already written, `range` of this buffer (a member repeated
+    /// elsewhere in the same document is rendered once).
+    public mutating func appendCopy(of range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= used, "range outside the bytes written")
+        let count = range.count
+        if capacity &- used < count { grow(toHold: count) }
+        (base + used).initialize(from: base + range.lowerBound, count: count)
+        used &+= count
+    }
+
     /// Makes room for `extra` more bytes: at least doubles, so a document that outgrows its estimate
     /// is copied a few times at most.
     @usableFromInline

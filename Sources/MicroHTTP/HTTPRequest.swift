@@ -83,6 +83,10 @@ public final class HTTPRequest {
         }
     }
 
+    /// The query as received (not decoded), for a handler that memoizes what it parses from it;
+    /// empty after the handler returned.
+    public var rawQueryBytes: [UInt8] { isValid ? rawQuery : [] }
+
     /// The first value of a query parameter, decoded (`+` is a space); "" when given without `=`,
     /// nil when absent. Names match exactly (case-sensitive).
     public func query(_ name: String) -> String? {

@@ -90,12 +90,16 @@ public enum UserStateCodec {
         guard reader.next() == version else { throw reader.malformed("unknown format") }
         var state = UserState()
         var stack: [(position: Int, entry: StackEntry)] = []
+        // Collected, then made into the dictionary at its final size: inserting one by one regrows
+        // and rehashes it at every power of two (most of a decode's work for a few containers).
+        var containers: [(ContainerKey, ContainerCount)] = []
         while let tag = reader.next() {
             switch tag {
             case UInt8(ascii: "c"):
+                if containers.isEmpty { containers.reserveCapacity(8) }
                 let key = ContainerKey(containerId: try reader.string(), filter: try reader.string())
-                state.containers[key] = ContainerCount(
-                    count: try reader.integer(), seq: try reader.optional { r throws(StoreError) in try r.integer() })
+                containers.append(
+                    (key, ContainerCount(count: try reader.integer(), seq: try reader.optional { r throws(StoreError) in try r.integer() })))
             case UInt8(ascii: "l"):
                 let sheetId = try reader.string()
                 state.latches[sheetId] = try reader.integer()
@@ -136,6 +140,7 @@ public enum UserStateCodec {
                 throw reader.malformed("unknown record")
             }
         }
+        if !containers.isEmpty { state.containers = Dictionary(containers, uniquingKeysWith: { _, last in last }) }
         if !stack.isEmpty {
             // Written bottom to top, but rows converted from version 1 come in any order.
             if !zip(stack, stack.dropFirst()).allSatisfy({ $0.position < $1.position }) { stack.sort { $0.position < $1.position } }

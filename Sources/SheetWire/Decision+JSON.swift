@@ -24,12 +24,16 @@ extension Decision {
         out.append(",\"reason\":")
         out.safeString(reason.rawValue)
         out.append(",\"stack\":[")
+        // `sheet` is the top of `stack` again: rendered once, copied.
+        var top = 0..<0
         for (index, presentation) in stack.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
+            let start = out.count
             presentation.write(to: &out)
+            top = start..<out.count
         }
         out.append("],\"sheet\":")
-        if let sheet = stack.last { sheet.write(to: &out) } else { out.append("null") }
+        if stack.isEmpty { out.append("null") } else { out.appendCopy(of: top) }
         out.append(",\"yielded\":")
         Self.write(yielded, to: &out)
         out.append(",\"held\":[")

@@ -55,6 +55,23 @@ struct JSONBufferTests {
         #expect(text(optional) == "null,null,null")
     }
 
+    /// A range written earlier is appended again byte for byte, growing the buffer when it must
+    /// (the copy's source moves with the storage).
+    @Test func appendsACopyOfARangeWrittenEarlier() {
+        var out = JSONBuffer(capacity: 0)
+        out.append("[")
+        let start = out.count
+        out.string("héllo \"world\"")
+        let range = start..<out.count
+        for _ in 0..<40 {
+            out.append(UInt8(ascii: ","))
+            out.appendCopy(of: range)
+        }
+        out.append("]")
+        let expected = "[" + Array(repeating: "\"héllo \\\"world\\\"\"", count: 41).joined(separator: ",") + "]"
+        #expect(text(out) == expected)
+    }
+
     /// A document many times its starting capacity, written through every kind of append, keeps every
     /// byte as it grows (each append can land on a capacity boundary).
     @Test func growsPastItsCapacityWithoutLosingBytes() {

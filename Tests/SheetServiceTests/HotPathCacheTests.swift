@@ -259,6 +259,47 @@ import Testing
         #expect(DecisionCache(users: 65_536).generationCapacity == 512)
         #expect(DecisionCache(users: 1).generationCapacity == 1)
     }
+
+    /// Each worker keeps the contexts of the last few query strings it parsed: answers must be those
+    /// of the query sent, however many queries take turns (more than it keeps), with refusals never
+    /// kept and never taking a valid query's place.
+    @Test func recentlyParsedQueriesAnswerAsTheirOwnQuery() throws {
+        let live = try LiveService()
+        try Fixtures.install(live)
+        _ = try live.put("/v1/users/dana/containers/offers-home/count", #"{"count":2}"#)
+        let queries = ["ios", "android"].flatMap { platform in
+            ["phone", "pad"].flatMap { idiom in
+                ["portrait", "landscape"].map { "screen=home&tab=accounts&platform=\(platform)&idiom=\(idiom)&orientation=\($0)" }
+            }
+        } + ["screen=home&platform=ios", "screen=home&tab=accounts&platform=ios&viewportHeight=700"]
+        #expect(queries.count > 8)
+        var first: [String: String] = [:]
+        for round in 0..<3 {
+            for (index, query) in queries.enumerated() {
+                let r = try live.get("/v1/users/dana/decision?\(query)")
+                #expect(r.status == 200, "\(query)")
+                let sheet = r.json["sheet"] as? [String: Any]
+                if query.contains("tab=accounts") {
+                    #expect(sheet?[query.contains("android") ? "android" : "ios"] != nil, "\(query)")
+                    #expect(sheet?["presentationStyle"] as? String == Self.expectedStyle(query), "\(query)")
+                } else {
+                    #expect(r.json["present"] as? Bool == false, "\(query)")
+                }
+                if round == 0 { first[query] = r.text } else { #expect(r.text == first[query], "\(query) in round \(round)") }
+                // A refusal in between is answered as a refusal, and is not remembered in its place.
+                if index % 3 == 0 {
+                    let bad = try live.get("/v1/users/dana/decision?\(query)&idiom=watch")
+                    #expect(bad.status == 400)
+                }
+            }
+        }
+    }
+
+    private static func expectedStyle(_ query: String) -> String {
+        if query.contains("android") { return "sheet" }
+        if query.contains("idiom=pad") { return "popover" }
+        return query.contains("landscape") ? "edgeAttached" : "sheet"
+    }
 }
 
 extension DecisionCache {

@@ -31,40 +31,150 @@ public struct PrimaryButton: Sendable, Equatable {
 }
 
 /// One catalog entry: everything the policy knows about a sheet before any user touches it.
+///
+/// A value whose fields sit in one shared, immutable box: a decision copies definitions many times
+/// (every card sheet of the screen, the eligible ones, the winner), and copying the box is one
+/// retain where copying the fields was one per string. A setter makes a new box (catalog parsing
+/// and tests set fields; decisions never do).
 public struct SheetDefinition: Sendable, Equatable {
-    public var id: String
-    public var kind: SheetKind
+    /// The stored fields (documented on their accessors below).
+    struct Fields: Sendable, Equatable {
+        var id: String
+        var kind: SheetKind
+        var size: SheetSize?
+        var style: SheetStyle
+        var title: String?
+        var screen: String
+        var tab: String?
+        var containerId: String?
+        var containerFilter: String?
+        var priority: Int
+        var inputCount: Int
+        var confirmDismissWhenDirty: Bool
+        var primaryButton: PrimaryButton?
+        var nonModalUpTo: DetentID?
+        var dismissAffordance: DismissAffordance?
+        var swipeToDismiss: Bool?
+        var tapScrimToDismiss: Bool?
+        var expandsOnScrollToEdge: Bool?
+        var cornerRadius: Double?
+        var campaign: CampaignRules
+        var experiment: Experiment?
+    }
+
+    /// The fields, and what every decision derives from them, made once.
+    final class Box: Sendable {
+        let fields: Fields
+        let containerKey: ContainerKey?
+        /// The trace line of this card sheet when its container has no cards (`SheetPolicy.decide`).
+        let noCardsLine: String
+
+        init(_ fields: Fields) {
+            self.fields = fields
+            let key = fields.containerId.map { ContainerKey(containerId: $0, filter: fields.containerFilter ?? "") }
+            self.containerKey = key
+            self.noCardsLine = TraceLine.join("eligibility: '", fields.id, "' has no cards (", SheetPolicy.describe(key), ")")
+        }
+    }
+
+    private var box: Box
+
+    public var id: String {
+        get { box.fields.id }
+        set { update { $0.id = newValue } }
+    }
+    public var kind: SheetKind {
+        get { box.fields.kind }
+        set { update { $0.kind = newValue } }
+    }
     /// The declared size; `nil` follows the guidelines (see `resolvedSize`).
-    public var size: SheetSize?
-    public var style: SheetStyle
-    public var title: String?
+    public var size: SheetSize? {
+        get { box.fields.size }
+        set { update { $0.size = newValue } }
+    }
+    public var style: SheetStyle {
+        get { box.fields.style }
+        set { update { $0.style = newValue } }
+    }
+    public var title: String? {
+        get { box.fields.title }
+        set { update { $0.title = newValue } }
+    }
     /// The screen that owns the sheet. A root or card sheet presents only here; a sheet nested in a
     /// stack presents wherever the stack's root does (a stack belongs to its root's screen and tab).
-    public var screen: String
+    public var screen: String {
+        get { box.fields.screen }
+        set { update { $0.screen = newValue } }
+    }
     /// The tab of `screen` that owns the sheet, when it lives in a tab view.
-    public var tab: String?
+    public var tab: String? {
+        get { box.fields.tab }
+        set { update { $0.tab = newValue } }
+    }
     /// Card sheets: the card container whose count drives the sheet.
-    public var containerId: String?
+    public var containerId: String? {
+        get { box.fields.containerId }
+        set { update { $0.containerId = newValue } }
+    }
     /// Card sheets: the filter key their counts are reported under (`nil` = unfiltered counts only).
-    public var containerFilter: String?
+    public var containerFilter: String? {
+        get { box.fields.containerFilter }
+        set { update { $0.containerFilter = newValue } }
+    }
     /// Higher wins among eligible card sheets.
-    public var priority: Int
+    public var priority: Int {
+        get { box.fields.priority }
+        set { update { $0.priority = newValue } }
+    }
     /// Input sheets: how many inputs the form holds (more than one makes it large by default).
-    public var inputCount: Int
-    public var confirmDismissWhenDirty: Bool
-    public var primaryButton: PrimaryButton?
+    public var inputCount: Int {
+        get { box.fields.inputCount }
+        set { update { $0.inputCount = newValue } }
+    }
+    public var confirmDismissWhenDirty: Bool {
+        get { box.fields.confirmDismissWhenDirty }
+        set { update { $0.confirmDismissWhenDirty = newValue } }
+    }
+    public var primaryButton: PrimaryButton? {
+        get { box.fields.primaryButton }
+        set { update { $0.primaryButton = newValue } }
+    }
     /// The largest detent left undimmed (`medium` or `large`); `nil` dims at every detent.
-    public var nonModalUpTo: DetentID?
+    public var nonModalUpTo: DetentID? {
+        get { box.fields.nonModalUpTo }
+        set { update { $0.nonModalUpTo = newValue } }
+    }
     // Optional overrides of what the kind and size imply.
-    public var dismissAffordance: DismissAffordance?
-    public var swipeToDismiss: Bool?
-    public var tapScrimToDismiss: Bool?
-    public var expandsOnScrollToEdge: Bool?
-    public var cornerRadius: Double?
+    public var dismissAffordance: DismissAffordance? {
+        get { box.fields.dismissAffordance }
+        set { update { $0.dismissAffordance = newValue } }
+    }
+    public var swipeToDismiss: Bool? {
+        get { box.fields.swipeToDismiss }
+        set { update { $0.swipeToDismiss = newValue } }
+    }
+    public var tapScrimToDismiss: Bool? {
+        get { box.fields.tapScrimToDismiss }
+        set { update { $0.tapScrimToDismiss = newValue } }
+    }
+    public var expandsOnScrollToEdge: Bool? {
+        get { box.fields.expandsOnScrollToEdge }
+        set { update { $0.expandsOnScrollToEdge = newValue } }
+    }
+    public var cornerRadius: Double? {
+        get { box.fields.cornerRadius }
+        set { update { $0.cornerRadius = newValue } }
+    }
     /// Card sheets: schedule, cooldown, frequency cap and audience; `.none` by default.
-    public var campaign: CampaignRules
+    public var campaign: CampaignRules {
+        get { box.fields.campaign }
+        set { update { $0.campaign = newValue } }
+    }
     /// The sheet's experiment (card sheets and nested sheets alike); nil when none.
-    public var experiment: Experiment?
+    public var experiment: Experiment? {
+        get { box.fields.experiment }
+        set { update { $0.experiment = newValue } }
+    }
 
     public init(
         id: String, kind: SheetKind, size: SheetSize? = nil, style: SheetStyle = .flexible, title: String? = nil,
@@ -75,21 +185,44 @@ public struct SheetDefinition: Sendable, Equatable {
         expandsOnScrollToEdge: Bool? = nil, cornerRadius: Double? = nil, campaign: CampaignRules = .none,
         experiment: Experiment? = nil
     ) {
-        self.id = id; self.kind = kind; self.size = size; self.style = style; self.title = title
-        self.screen = screen; self.tab = tab; self.containerId = containerId; self.containerFilter = containerFilter
-        self.priority = priority; self.inputCount = inputCount; self.confirmDismissWhenDirty = confirmDismissWhenDirty
-        self.primaryButton = primaryButton; self.nonModalUpTo = nonModalUpTo
-        self.dismissAffordance = dismissAffordance; self.swipeToDismiss = swipeToDismiss
-        self.tapScrimToDismiss = tapScrimToDismiss; self.expandsOnScrollToEdge = expandsOnScrollToEdge
-        self.cornerRadius = cornerRadius
-        self.campaign = campaign
-        self.experiment = experiment
+        box = Box(
+            Fields(
+                id: id,
+                kind: kind,
+                size: size,
+                style: style,
+                title: title,
+                screen: screen,
+                tab: tab,
+                containerId: containerId,
+                containerFilter: containerFilter,
+                priority: priority,
+                inputCount: inputCount,
+                confirmDismissWhenDirty: confirmDismissWhenDirty,
+                primaryButton: primaryButton,
+                nonModalUpTo: nonModalUpTo,
+                dismissAffordance: dismissAffordance,
+                swipeToDismiss: swipeToDismiss,
+                tapScrimToDismiss: tapScrimToDismiss,
+                expandsOnScrollToEdge: expandsOnScrollToEdge,
+                cornerRadius: cornerRadius,
+                campaign: campaign,
+                experiment: experiment))
     }
 
-    /// The container key this sheet watches (card sheets only).
-    public var containerKey: ContainerKey? {
-        containerId.map { ContainerKey(containerId: $0, filter: containerFilter ?? "") }
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        var fields = box.fields
+        change(&fields)
+        box = Box(fields)
     }
+
+    public static func == (a: Self, b: Self) -> Bool { a.box === b.box || a.box.fields == b.box.fields }
+
+    /// The container key this sheet watches (card sheets only).
+    public var containerKey: ContainerKey? { box.containerKey }
+
+    /// The trace line `SheetPolicy.decide` writes for this card sheet when its container has no cards.
+    var noCardsLine: String { box.noCardsLine }
 }
 
 /// The whole catalog, by id.

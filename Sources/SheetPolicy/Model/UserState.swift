@@ -79,5 +79,16 @@ public struct UserState: Sendable, Equatable {
     }
 
     /// The stored count for a key; none stored reads as 0.
-    public func count(for key: ContainerKey) -> Int { containers[key]?.count ?? 0 }
+    public func count(for key: ContainerKey) -> Int {
+        // A decision asks this for every card sheet of the screen, and most users count a few
+        // containers: comparing their keys (short strings compare as two words) costs less than
+        // hashing two strings.
+        if containers.count <= 8 {
+            for (stored, value) in containers where stored.containerId == key.containerId && stored.filter == key.filter {
+                return value.count
+            }
+            return 0
+        }
+        return containers[key]?.count ?? 0
+    }
 }

@@ -21,6 +21,7 @@ extension SheetPolicy {
             let isTop = index == stack.count - 1
             let below = index > 0 ? stack[index - 1].sheetId : nil
             var lines: [String] = []
+            lines.reserveCapacity(12)  // rules 5 to 12 write about ten
             var presentation = presentation(
                 of: sheet, entry: entry, below: below, isTop: isTop, catalog: catalog, state: state,
                 context: context, trace: &lines)

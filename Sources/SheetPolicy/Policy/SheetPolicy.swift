@@ -8,7 +8,11 @@ public enum SheetPolicy {
     public static func decide(
         catalog: Catalog, state: UserState, context: ClientContext, now: Timestamp, experiments assigner: ExperimentAssigner? = nil
     ) -> Decision {
+        // A line per card sheet of the screen and about ten for the presented sheet: reserved once
+        // rather than regrown five times.
+        let cardSheets = catalog.cardSheets(ownedBy: context)
         var trace: [String] = []
+        trace.reserveCapacity(cardSheets.count + 16)
         var stack = liveStack(state.stack, catalog: catalog, state: state, notes: &trace)
         var held: [HeldSheet] = []
         var arms: ExperimentArms? = nil
@@ -21,9 +25,9 @@ public enum SheetPolicy {
 
         // Rules 1 and 2: the card sheets of this screen, and which of them may present; then the
         // campaign rules for those with cards, unless they are part of the stack shown.
-        let cardSheets = catalog.cardSheets(ownedBy: context)
         let settingsOn = !catalog.settings.isOff
         var eligible: [SheetDefinition] = []
+        eligible.reserveCapacity(cardSheets.count)
         var heldOut: [SheetDefinition] = []
         var topHeld: (sheet: SheetDefinition, reason: DecisionReason)? = nil
         var validUntil: Timestamp? = nil
@@ -32,7 +36,7 @@ public enum SheetPolicy {
         for sheet in cardSheets {
             let count = cardCount(of: sheet, in: state)
             if count <= 0 {
-                trace.append(TraceLine.join("eligibility: '", sheet.id, "' has no cards (", describe(sheet.containerKey), ")"))
+                trace.append(sheet.noCardsLine)
             } else if isLatched(sheet, in: state) {
                 latchedWithCards = true
                 trace.append("latch: '\(sheet.id)' stays closed, dismissed at count \(count) and the count is unchanged")

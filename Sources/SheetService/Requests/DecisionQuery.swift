@@ -1,3 +1,4 @@
+import Concurrency
 import MicroHTTP
 import SheetPolicy
 import SheetWire
@@ -35,7 +36,44 @@ enum DecisionQuery {
         }
     }
 
+    /// The context of the request's query. Apps send the same few query strings again and again,
+    /// and the same bytes always give the same context: each thread keeps the last few it parsed.
     static func context(from request: HTTPRequest) throws(Problem) -> ClientContext {
+        let query = request.rawQueryBytes
+        let recent = recentlyParsed.value
+        if let known = recent.context(for: query) { return known }
+        let context = try parse(request)
+        recent.remember(context, for: query)
+        return context
+    }
+
+    private static let recentlyParsed = ThreadLocal<RecentlyParsed, Never> { RecentlyParsed() }
+
+    /// One thread's last parsed queries (valid ones only) and their contexts, replaced in turn.
+    private final class RecentlyParsed {
+        private var queries: [[UInt8]] = []
+        private var contexts: [ClientContext] = []
+        private var next = 0
+        private static let capacity = 8
+
+        func context(for query: [UInt8]) -> ClientContext? {
+            for index in queries.indices where queries[index] == query { return contexts[index] }
+            return nil
+        }
+
+        func remember(_ context: ClientContext, for query: [UInt8]) {
+            if queries.count < Self.capacity {
+                queries.append(query)
+                contexts.append(context)
+            } else {
+                queries[next] = query
+                contexts[next] = context
+                next = (next + 1) % Self.capacity
+            }
+        }
+    }
+
+    private static func parse(_ request: HTTPRequest) throws(Problem) -> ClientContext {
         // One pass over the query: the value of each known parameter, every unknown name (in order,
         // duplicates included) and every known name given twice. Strings are built only for values.
         var screen: String?, tab: String?, platform: String?, idiom: String?, orientation: String?
