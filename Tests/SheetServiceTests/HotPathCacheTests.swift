@@ -267,11 +267,12 @@ import Testing
         let live = try LiveService()
         try Fixtures.install(live)
         _ = try live.put("/v1/users/dana/containers/offers-home/count", #"{"count":2}"#)
-        let queries = ["ios", "android"].flatMap { platform in
-            ["phone", "pad"].flatMap { idiom in
-                ["portrait", "landscape"].map { "screen=home&tab=accounts&platform=\(platform)&idiom=\(idiom)&orientation=\($0)" }
-            }
-        } + ["screen=home&platform=ios", "screen=home&tab=accounts&platform=ios&viewportHeight=700"]
+        let queries =
+            ["ios", "android"].flatMap { platform in
+                ["phone", "pad"].flatMap { idiom in
+                    ["portrait", "landscape"].map { "screen=home&tab=accounts&platform=\(platform)&idiom=\(idiom)&orientation=\($0)" }
+                }
+            } + ["screen=home&platform=ios", "screen=home&tab=accounts&platform=ios&viewportHeight=700"]
         #expect(queries.count > 8)
         var first: [String: String] = [:]
         for round in 0..<3 {
