@@ -38,7 +38,7 @@ public struct PrimaryButton: Sendable, Equatable {
 /// and tests set fields; decisions never do).
 public struct SheetDefinition: Sendable, Equatable {
     /// The stored fields (documented on their accessors below).
-    struct Fields: Sendable, Equatable {
+    private struct Fields: Sendable, Equatable {
         var id: String
         var kind: SheetKind
         var size: SheetSize?
@@ -63,7 +63,7 @@ public struct SheetDefinition: Sendable, Equatable {
     }
 
     /// The fields, and what every decision derives from them, made once.
-    final class Box: Sendable {
+    private final class Box: Sendable {
         let fields: Fields
         let containerKey: ContainerKey?
         /// The trace line of this card sheet when its container has no cards (`SheetPolicy.decide`).
