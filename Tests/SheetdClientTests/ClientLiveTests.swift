@@ -233,14 +233,20 @@ import Glibc
     @Test func theLiveStreamDeliversChangesAcrossARestart() async throws {
         let directory = try TemporaryDirectory(prefix: "sheetd-client-restart")
         defer { directory.remove() }
-        var server = try SheetdProcess(database: directory.file("sheetd.sqlite"))
-        let admin = SheetdAdminClient(baseURL: server.baseURL, token: { LiveSheetd.adminToken })
+        let arguments = ["--threads", "2", "--drain-timeout", "2"]
+        let environment = [
+            "PATH": "/usr/bin:/bin", "SHEETD_JWT_SECRET": LiveSheetd.jwtSecret, "SHEETD_ADMIN_TOKEN": LiveSheetd.adminToken,
+            "SHEETD_ACCESS_LOG": "false",
+        ]
+        var server = try LaunchedSheetd(arguments, database: directory.file("sheetd.sqlite"), environment: environment)
+        let baseURL = URL(string: "http://127.0.0.1:\(server.port)")!
+        let admin = SheetdAdminClient(baseURL: baseURL, token: { LiveSheetd.adminToken })
         try await admin.putSheet(
             "offers", definition: SheetDefinitionInput(kind: .cards, screen: "home", tab: "accounts", containerId: "offers-home", priority: 10))
         let log = ExchangeLog()
         let token = LiveSheetd.userToken("u1")
         let client = SheetdUserClient(
-            baseURL: server.baseURL, userId: "u1", token: { token },
+            baseURL: baseURL, userId: "u1", token: { token },
             configuration: SheetdConfiguration(
                 retry: RetryPolicy(maxAttempts: 4, baseDelay: 0.05, maxDelay: 0.5), maxReconnectDelay: 0.5, onExchange: { log.append($0) }))
         try await client.reportCount(2, container: "offers-home")
@@ -255,9 +261,8 @@ import Glibc
         #expect(!second[1].present)
         #expect(second[1].reason == .noCards)
 
-        let port = server.port
-        #expect(server.terminate() == 0)
-        server = try SheetdProcess(port: port, database: directory.file("sheetd.sqlite"))
+        #expect(server.stop() == 0)
+        server = try LaunchedSheetd(arguments, port: server.port, database: directory.file("sheetd.sqlite"), environment: environment)
         // Up to date when it reconnects (Last-Event-ID): nothing new until the next change.
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, log.all.filter({ $0.target.hasSuffix("/decision/stream") && $0.status == 200 }).count < 2 {

@@ -1,5 +1,6 @@
 import Foundation
 import SheetdClient
+import TestSupport
 import Testing
 
 /// The client and the server stay apart: the library imports Foundation (and FoundationNetworking,
@@ -95,7 +96,7 @@ import Testing
     }
 
     @Test func theServerBinaryLinksNeitherFoundationNorNetworking() throws {
-        let binary = SheetdProcess.binary.path
+        let binary = SheetdBinary.url.path
         try #require(FileManager.default.isExecutableFile(atPath: binary), "no sheetd binary beside the tests")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -55,6 +55,12 @@ public final class RawConnection: Sendable {
 
     deinit { close(fd) }
 
+    /// Makes closing the connection send a reset instead of a FIN (SO_LINGER 0).
+    public func resetOnClose() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
     public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {

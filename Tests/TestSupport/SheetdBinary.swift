@@ -87,8 +87,8 @@ public final class LineReader: Sendable {
     }
 }
 
-/// `sheetd serve --port 0` over a database in a temporary directory, its stdout read line by line;
-/// stopped (SIGKILL if still running) and cleaned up when released.
+/// `sheetd serve` on a free port (or `port`) over a database in a temporary directory, its stdout
+/// read line by line; stopped (SIGKILL if still running) and cleaned up when released.
 public final class LaunchedSheetd {
     public let process = Process()
     public let reader: LineReader
@@ -101,9 +101,9 @@ public final class LaunchedSheetd {
     private let directory: URL?
 
     /// Admin token `admin`, JWT secret `secret` (or `environment`); `arguments` follow `serve --port 0 --db <temp file>`
-    /// (or `database`, which stays when released).
+    /// (or `port`, and `database`, which stays when released).
     public init(
-        _ arguments: [String] = [], database: String? = nil,
+        _ arguments: [String] = [], port requestedPort: Int = 0, database: String? = nil,
         environment: [String: String] = ["SHEETD_JWT_SECRET": "secret", "SHEETD_ADMIN_TOKEN": "admin"]
     ) throws {
         if let database {
@@ -116,7 +116,7 @@ public final class LaunchedSheetd {
             databasePath = made.appending(path: "db.sqlite").path
         }
         process.executableURL = SheetdBinary.url
-        process.arguments = ["serve", "--port", "0", "--db", databasePath] + arguments
+        process.arguments = ["serve", "--port", String(requestedPort), "--db", databasePath] + arguments
         process.environment = environment
         let out = Pipe()
         process.standardOutput = out
@@ -141,45 +141,13 @@ public final class LaunchedSheetd {
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
-    /// SIGTERM, then waits for the exit (the lock file and the WAL are released then).
-    public func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-    }
-}
-
-/// A plain TCP client for byte-exact requests.
-public final class RawSocket {
-    public let fd: Int32
-    public init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    /// SIGTERM, then waits for the exit (the lock file and the WAL are released then); the exit status.
+    @discardableResult
+    public func stop() -> Int32 {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
         }
-        guard rc == 0 else { throw ClientError(description: "connect failed: errno \(errno)") }
-    }
-    deinit { close(fd) }
-    public func send(_ text: String) throws {
-        let bytes = Array(text.utf8)
-        let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        guard n == bytes.count else { throw ClientError(description: "send failed") }
-    }
-    /// Everything until the peer closes (or the receive timeout).
-    public func receiveAll() throws -> String {
-        var data = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            data += buffer[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
+        return process.terminationStatus
     }
 }

@@ -22,12 +22,12 @@ import Testing
         defer { dir.remove() }
         let path = try AdminTokensFiles.write("alice \(AdminTokensFiles.aliceToken)\n", in: dir)
         let sheetd = try LaunchedSheetd(["--admin-tokens-file", path])
-        let socket = try RawSocket(port: sheetd.port)
+        let socket = try RawConnection(port: sheetd.port)
         let body = #"{"kind":"informational","screen":"home"}"#
         try socket.send(
             "PUT /v1/sheets/logged HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(AdminTokensFiles.aliceToken)\r\nSheetd-Comment: logged change\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
-        #expect(try socket.receiveAll().hasPrefix("HTTP/1.1 201"))
+        #expect(String(decoding: socket.readToEnd(), as: UTF8.self).hasPrefix("HTTP/1.1 201"))
         let line = try #require(sheetd.reader.waitFor("\"route\":\"/v1/sheets/{sheetId}\"", seconds: 5))
         #expect(line.contains("\"actor\":\"alice\""), "\(line)")
         sheetd.stop()

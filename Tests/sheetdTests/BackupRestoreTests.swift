@@ -224,11 +224,11 @@ import Testing
 
     /// One request on its own connection, as the admin (`admin`).
     static func http(_ port: Int, _ method: String, _ path: String, _ body: String? = nil) throws -> Answer {
-        let socket = try RawSocket(port: port)
+        let socket = try RawConnection(port: port)
         var request = "\(method) \(path) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin\r\nConnection: close\r\n"
         if let body { request += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)" } else { request += "\r\n" }
         try socket.send(request)
-        let response = try socket.receiveAll()
+        let response = String(decoding: socket.readToEnd(), as: UTF8.self)
         guard response.hasPrefix("HTTP/1.1 "), let status = Int(response.dropFirst(9).prefix(3)) else {
             throw ClientError(description: "no answer to \(method) \(path): \(response.prefix(80))")
         }

@@ -64,7 +64,7 @@ import Testing
         let process = sheetd.process, reader = sheetd.reader, port = sheetd.port
 
         // Headers and half the body, then SIGTERM, then the rest of the body.
-        let socket = try RawSocket(port: port)
+        let socket = try RawConnection(port: port)
         let body = #"{"count":3}"#
         try socket.send(
             "PUT /v1/users/t/containers/c/count HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
@@ -73,7 +73,7 @@ import Testing
         kill(process.processIdentifier, SIGTERM)
         Thread.sleep(forTimeInterval: 0.2)
         try socket.send(String(body.dropFirst(4)))
-        let response = try socket.receiveAll()
+        let response = String(decoding: socket.readToEnd(), as: UTF8.self)
         #expect(response.hasPrefix("HTTP/1.1 200"), "\(response)")
         #expect(response.lowercased().contains("connection: close"))
         process.waitUntilExit()
@@ -176,11 +176,11 @@ final class DecisionLoad: Sendable {
                 var n = 0
                 while !isStopped {
                     n += 1
-                    guard let socket = try? RawSocket(port: port),
+                    guard let socket = try? RawConnection(port: port),
                         (try? socket.send(
                             "GET /v1/users/load-\(client)-\(n % 50)/decision?screen=home&tab=accounts&platform=ios HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer admin\r\nConnection: close\r\n\r\n"
                         )) != nil,
-                        let response = try? socket.receiveAll(), response.hasPrefix("HTTP/1.1 ")
+                        String(decoding: socket.readToEnd(), as: UTF8.self).hasPrefix("HTTP/1.1 ")
                     else { break }
                     state.withLock { $0.answered += 1 }
                 }
